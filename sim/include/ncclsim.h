@@ -1,0 +1,63 @@
+/*
+ * ncclsim.h — knobs of the simulated NCCL that real NCCL does not have.
+ *
+ * Code that must also build against real NCCL guards their use with
+ * `#ifdef NCCLSIM` (defined by ncclsim's <nccl.h>).
+ *
+ * Thread-safety: every function here may be called from any thread.
+ */
+#ifndef NCCLSIM_NCCLSIM_H_
+#define NCCLSIM_NCCLSIM_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include "nccl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Per-communicator options, fixed when a rank initialises. A field set to
+ * NCCLSIM_OPT_UNSET takes its value from the NCCLSIM_* environment
+ * variable of the same name. */
+#define NCCLSIM_OPT_UNSET INT_MIN
+typedef struct {
+  int ginType;       /* ncclGinType_t; NCCLSIM_GIN_TYPE */
+  int railedGinType; /* ncclGinType_t; NCCLSIM_RAILED_GIN_TYPE */
+  int hostRma;       /* 0 or 1; NCCLSIM_HOST_RMA */
+  int deviceApi;     /* 0 or 1; NCCLSIM_DEVICE_API */
+  int ranksPerNode;  /* > 0, or 0 for one node; NCCLSIM_RANKS_PER_NODE */
+} ncclsimCommOptions_t;
+#define NCCLSIM_COMM_OPTIONS_INIT \
+  { NCCLSIM_OPT_UNSET, NCCLSIM_OPT_UNSET, NCCLSIM_OPT_UNSET, NCCLSIM_OPT_UNSET, NCCLSIM_OPT_UNSET }
+
+/* Sets the options the calling thread's next communicator inits
+ * (ncclCommInitRank*, ncclCommInitAll, ncclCommSplit) use; NULL restores
+ * the environment's. Thread-local; stays in force until changed.
+ * Returns ncclInvalidArgument for an unknown GIN type or a negative
+ * ranksPerNode. The clique takes ranksPerNode from rank 0. */
+ncclResult_t ncclsimSetCommOptions(const ncclsimCommOptions_t *opts);
+
+/* Overrides an NCCLSIM_* parameter at run time; `name` is given without the
+ * NCCLSIM_ prefix ("TIMEOUT"), `value` as its environment text, NULL to go
+ * back to the environment. ncclInvalidArgument for an unknown name. Takes
+ * effect for operations started afterwards. */
+ncclResult_t ncclsimParamSet(const char *name, const char *value);
+/* Current text of a parameter, NULL for an unknown name. */
+const char *ncclsimParamGet(const char *name);
+/* Prints every parameter, its value and its meaning to `out` (a FILE*). */
+void ncclsimParamDump(void *out);
+
+/* Fault injection: the nth allocation from now (1 = the next) of the
+ * simulator's state or of simulated memory fails; 0 disables. Returns how
+ * many allocations have been made since the last call. */
+uint64_t ncclsimAllocFailAfter(uint64_t n);
+
+/* Live simulated-memory allocations (cudaMalloc, cudaMallocHost,
+ * ncclMemAlloc) and their total size in bytes. */
+void ncclsimMemStats(size_t *count, size_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NCCLSIM_NCCLSIM_H_ */
