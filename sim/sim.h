@@ -221,7 +221,8 @@ struct sim_clique {
   pthread_mutex_t lock;
   int ranks_per_node; /* ranks per simulated node */
   int nnodes;
-  uint64_t split_seq; /* collective ncclCommSplit calls, under lock */
+  struct sim_split_round *splits; /* open ncclCommSplit/Shrink rounds, under lock */
+  const struct sim_transport *tp; /* how ranks reach each other (sim/transport.h) */
   void *area[SIM_AREA_COUNT];
   sim_waitq wq; /* generic clique-wide wait queue (rendezvous, split) */
 };
@@ -235,13 +236,13 @@ struct ncclComm {
   _Atomic int state;       /* sim_comm_state */
   _Atomic int async_error; /* ncclResult_t */
   _Atomic int64_t inflight; /* tasks submitted and not yet released */
+  _Atomic uint64_t mem_bytes; /* simulator memory held for this rank (ncclCommMemStats) */
   sim_waitq inflight_wq;
   ncclsimCommOptions_t opts; /* GIN types etc., fixed at init */
   pthread_mutex_t lock;       /* guards pending, last_error */
   sim_pending pending;        /* list head */
   char last_error[512];
-  pthread_t init_thread; /* non-blocking init */
-  bool init_thread_live;
+  uint64_t split_count; /* this rank's ncclCommSplit/Shrink calls so far */
 };
 
 /* Validates a comm handle: non-NULL, alive, READY. Logs a WARN naming `op`
@@ -263,19 +264,23 @@ static inline const _Atomic int *sim_clique_cancel(sim_clique *c) { return &c->a
  * calls sim_task_submit(); the task machinery handles groups, streams,
  * timeouts and reference counting of the comm.
  *
- * post(): announce the operation to peers; must not block for long.
- * wait(): block until done, using sim_waitq_wait with the given deadline and
- *         sim_clique_cancel(); on timeout return ncclTimeout after
- *         withdrawing anything peers could still touch; on cancel return
- *         ncclRemoteError (abort) after the same cleanup. Called once per
- *         task even if post() failed (then it only cleans up).
+ * post(): announce the operation to peers; must not block for long. On
+ *         failure it leaves nothing posted (peers cannot see the task).
+ * wait(): called only after a successful post; blocks until done, using
+ *         sim_waitq_wait with the given deadline and sim_clique_cancel(). On
+ *         timeout return ncclTimeout, on cancel ncclRemoteError, in both
+ *         cases after withdrawing anything peers could still touch.
+ * describe(): one line for the timeout dump: the call, its arguments, and
+ *         what it still waits for. The machinery lists the task as pending
+ *         between post and the end of wait.
  * release(): free the task.
- * A failure from post or wait is reported by the machinery through
- * sim_comm_fail (with the text the area passed via sim_task_error). */
+ * Areas report a specific diagnostic with sim_comm_fail(); otherwise the
+ * machinery reports a generic one for a failed post or wait. */
 struct sim_task_ops {
   const char *name; /* "ncclSend", ... */
   ncclResult_t (*post)(sim_task *t);
   ncclResult_t (*wait)(sim_task *t, uint64_t deadline_ns);
+  void (*describe)(sim_task *t, char *buf, size_t len);
   void (*release)(sim_task *t);
 };
 struct sim_task {
@@ -283,7 +288,8 @@ struct sim_task {
   const struct sim_task_ops *ops;
   ncclComm_t comm;
   sim_stream *stream;
-  sim_pending pending; /* add with sim_comm_pending_add in post if needed */
+  size_t bytes;        /* bytes this rank moves, for ncclGroupSimulateEnd's model */
+  sim_pending pending; /* managed by the machinery */
   ncclResult_t result; /* set by the machinery */
 };
 /* Validates the stream, then launches the task now (outside a group) or at
@@ -300,6 +306,10 @@ typedef struct sim_group_job {
   void (*release)(struct sim_group_job *job);
 } sim_group_job;
 ncclResult_t sim_group_add_job(sim_group_job *job);
+/* Every NCCL entry point returns its argument errors through this: inside a
+ * group the error is also kept, ncclGroupEnd returns it and launches
+ * nothing, as NCCL does. Returns res. */
+ncclResult_t sim_group_error(ncclResult_t res);
 
 /* ------------------------------------------------------------------------
  * Helpers shared by the areas. */

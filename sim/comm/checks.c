@@ -1,0 +1,60 @@
+/* sim/comm/checks.c — argument checks shared by every NCCL entry point. */
+#include <stdio.h>
+
+#include "comm_internal.h"
+
+static const struct {
+  const char *name;
+  size_t size;
+} dtypes[ncclNumTypes] = {
+    [ncclInt8] = {"ncclInt8", 1},       [ncclUint8] = {"ncclUint8", 1},
+    [ncclInt32] = {"ncclInt32", 4},     [ncclUint32] = {"ncclUint32", 4},
+    [ncclInt64] = {"ncclInt64", 8},     [ncclUint64] = {"ncclUint64", 8},
+    [ncclFloat16] = {"ncclFloat16", 2}, [ncclFloat32] = {"ncclFloat32", 4},
+    [ncclFloat64] = {"ncclFloat64", 8}, [ncclBfloat16] = {"ncclBfloat16", 2},
+    [ncclFloat8e4m3] = {"ncclFloat8e4m3", 1}, [ncclFloat8e5m2] = {"ncclFloat8e5m2", 1},
+};
+
+size_t sim_dtype_size(ncclDataType_t dt) {
+  return (unsigned)dt < ncclNumTypes ? dtypes[dt].size : 0;
+}
+
+const char *sim_dtype_name(ncclDataType_t dt) {
+  return (unsigned)dt < ncclNumTypes ? dtypes[dt].name : "(invalid datatype)";
+}
+
+ncclResult_t sim_check_peer(ncclComm_t comm, int peer, const char *op) {
+  if (peer < 0 || peer >= comm->nranks) {
+    SIM_WARN(SIM_P2P, "%s: peer is %d, but the communicator has %d ranks", op, peer, comm->nranks);
+    return ncclInvalidArgument;
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t sim_check_buffer(ncclComm_t comm, const void *buf, size_t count, ncclDataType_t dt, const char *op,
+                              const char *argname) {
+  size_t size = sim_dtype_size(dt);
+  if (!size) {
+    SIM_WARN(SIM_P2P, "%s: datatype %d is not a ncclDataType_t", op, (int)dt);
+    return ncclInvalidArgument;
+  }
+  if (count == 0) return ncclSuccess;
+  if (!buf) {
+    SIM_WARN(SIM_P2P, "%s: %s is NULL with count %zu", op, argname, count);
+    return ncclInvalidArgument;
+  }
+  if (count > SIZE_MAX / size) {
+    SIM_WARN(SIM_P2P, "%s: count %zu of %s overflows", op, count, sim_dtype_name(dt));
+    return ncclInvalidArgument;
+  }
+  sim_alloc_info a;
+  if (sim_mem_lookup(buf, &a) && a.kind != SIM_MEM_HOST && a.device != comm->device) {
+    SIM_WARN(SIM_P2P, "%s: %s %p is on device %d, but rank %d's communicator is on device %d", op, argname, buf,
+             a.device, comm->rank, comm->device);
+    return ncclInvalidArgument;
+  }
+  char what[128];
+  snprintf(what, sizeof what, "%s %s", op, argname);
+  if (!sim_mem_check_range(buf, count * size, what)) return ncclInvalidArgument;
+  return ncclSuccess;
+}

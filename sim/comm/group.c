@@ -1,0 +1,249 @@
+/*
+ * sim/comm/group.c — tasks, groups, and their launch on streams.
+ *
+ * Outside a group a task is launched alone. Inside one, ncclGroupEnd
+ * launches one op per stream holding every task of the group on that
+ * stream, in call order; the op posts all of them before it waits on any,
+ * which is what lets a ring of grouped sends and receives complete, and
+ * lets one thread drive every rank. Streams of one group are not joined to
+ * each other (NCCL joins them; ncclsim documents the difference).
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "comm_internal.h"
+
+static _Thread_local int depth;
+static _Thread_local sim_task *tasks_head, *tasks_tail;
+static _Thread_local sim_group_job *jobs_head, *jobs_tail;
+static _Thread_local ncclResult_t group_error; /* first error of a call inside the group */
+
+int sim_group_depth(void) { return depth; }
+
+typedef struct {
+  sim_op op;
+  sim_task *tasks;
+} launch_op;
+
+static void describe_pending(sim_pending *p, char *buf, size_t len) {
+  sim_task *t = (sim_task *)((char *)p - offsetof(sim_task, pending));
+  t->ops->describe(t, buf, len);
+}
+
+static void task_done(sim_task *t) {
+  ncclComm_t comm = t->comm;
+  t->ops->release(t);
+  atomic_fetch_sub(&comm->inflight, 1);
+  sim_waitq_wake(&comm->inflight_wq);
+}
+
+static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
+  launch_op *l = (launch_op *)op;
+  sim_task *t;
+  for (t = l->tasks; t; t = t->next) {
+    if (stream_err != cudaSuccess) {
+      t->result = ncclUnhandledCudaError;
+      sim_comm_fail(t->comm, t->result, "%s not run: its stream already failed (%s)", t->ops->name,
+                    cudaGetErrorName(stream_err));
+      continue;
+    }
+    if (atomic_load(&t->comm->clique->aborted)) {
+      t->result = ncclRemoteError;
+      sim_comm_fail(t->comm, t->result, "%s not run: the communicator was aborted or revoked", t->ops->name);
+      continue;
+    }
+    t->pending.describe = describe_pending;
+    sim_comm_pending_add(t->comm, &t->pending);
+    t->result = t->ops->post(t);
+    if (t->result != ncclSuccess) sim_comm_pending_del(t->comm, &t->pending);
+  }
+  uint64_t deadline = sim_deadline();
+  cudaError_t err = cudaSuccess;
+  for (t = l->tasks; t; t = t->next) {
+    if (t->result == ncclSuccess) {
+      t->result = t->ops->wait(t, deadline);
+      if (t->result == ncclTimeout) {
+        char why[160], what[384];
+        snprintf(why, sizeof why, "%s by rank %d timed out after NCCLSIM_TIMEOUT=%s s", t->ops->name, t->comm->rank,
+                 sim_param_text(SIM_P_TIMEOUT));
+        t->ops->describe(t, what, sizeof what);
+        sim_comm_fail(t->comm, ncclTimeout, "rank %d timed out after NCCLSIM_TIMEOUT=%s s in %s", t->comm->rank,
+                      sim_param_text(SIM_P_TIMEOUT), what);
+        sim_clique_dump_pending(t->comm->clique, why);
+      }
+      sim_comm_pending_del(t->comm, &t->pending);
+    }
+    if (t->result != ncclSuccess) {
+      if (atomic_load(&t->comm->async_error) == ncclSuccess)
+        sim_comm_fail(t->comm, t->result, "%s by rank %d failed: %s", t->ops->name, t->comm->rank,
+                      ncclGetErrorString(t->result));
+      if (err == cudaSuccess) err = t->result == ncclTimeout ? cudaErrorTimeout : cudaErrorLaunchFailure;
+    }
+  }
+  return stream_err != cudaSuccess ? stream_err : err;
+}
+
+static void launch_release(sim_op *op) {
+  launch_op *l = (launch_op *)op;
+  while (l->tasks) {
+    sim_task *t = l->tasks;
+    l->tasks = t->next;
+    task_done(t);
+  }
+  sim_free(l);
+}
+
+/* Launches a list of tasks that share one stream. */
+static ncclResult_t launch(sim_task *list) {
+  launch_op *l = sim_calloc(1, sizeof *l);
+  if (!l) {
+    while (list) {
+      sim_task *t = list;
+      list = t->next;
+      task_done(t);
+    }
+    return ncclSystemError;
+  }
+  l->op.run = launch_run;
+  l->op.release = launch_release;
+  l->op.what = list->ops->name;
+  l->tasks = list;
+  sim_stream *s = list->stream;
+  if (sim_stream_enqueue(s, &l->op) != cudaSuccess) {
+    launch_release(&l->op);
+    return ncclUnhandledCudaError;
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
+  cudaError_t err;
+  ncclComm_t comm = t->comm;
+  t->next = NULL;
+  t->result = ncclSuccess;
+  t->pending.next = t->pending.prev = NULL;
+  sim_stream *s = sim_stream_resolve(stream, &err);
+  ncclResult_t res = ncclSuccess;
+  if (!s) {
+    SIM_WARN(SIM_STREAM, "%s: stream %p is not a live stream (%s)", t->ops->name, (void *)stream,
+             cudaGetErrorName(err));
+    res = ncclUnhandledCudaError;
+  } else if (sim_stream_device(s) != comm->device) {
+    SIM_WARN(SIM_STREAM, "%s: stream %p belongs to device %d, but rank %d's communicator is on device %d",
+             t->ops->name, (void *)stream, sim_stream_device(s), comm->rank, comm->device);
+    res = ncclUnhandledCudaError;
+  }
+  if (res != ncclSuccess) {
+    t->ops->release(t);
+    if (depth > 0 && group_error == ncclSuccess) group_error = res;
+    return res;
+  }
+  t->stream = s;
+  atomic_fetch_add(&comm->inflight, 1);
+  if (depth == 0) return launch(t);
+  if (tasks_tail) tasks_tail->next = t;
+  else tasks_head = t;
+  tasks_tail = t;
+  return ncclSuccess;
+}
+
+ncclResult_t sim_group_add_job(sim_group_job *job) {
+  job->next = NULL;
+  if (jobs_tail) jobs_tail->next = job;
+  else jobs_head = job;
+  jobs_tail = job;
+  return ncclSuccess;
+}
+
+ncclResult_t sim_group_error(ncclResult_t res) {
+  if (depth > 0 && res != ncclSuccess && group_error == ncclSuccess) group_error = res;
+  return res;
+}
+
+SIM_EXPORT ncclResult_t ncclGroupStart(void) {
+  depth++;
+  return ncclSuccess;
+}
+
+static ncclResult_t run_jobs(void) {
+  ncclResult_t first = ncclSuccess;
+  while (jobs_head) {
+    sim_group_job *j = jobs_head;
+    jobs_head = j->next;
+    ncclResult_t r = j->run(j);
+    if (first == ncclSuccess) first = r;
+    j->release(j);
+  }
+  jobs_tail = NULL;
+  return first;
+}
+
+static void drop_tasks(void) {
+  while (tasks_head) {
+    sim_task *t = tasks_head;
+    tasks_head = t->next;
+    task_done(t);
+  }
+  tasks_tail = NULL;
+}
+
+SIM_EXPORT ncclResult_t ncclGroupEnd(void) {
+  if (depth == 0) {
+    SIM_WARN(SIM_INIT, "ncclGroupEnd: not inside a group (no matching ncclGroupStart)");
+    return ncclInvalidUsage;
+  }
+  if (--depth > 0) return ncclSuccess;
+  ncclResult_t res = run_jobs();
+  if (group_error != ncclSuccess) {
+    /* NCCL launches nothing from a group in which a call failed. */
+    drop_tasks();
+    res = group_error;
+    group_error = ncclSuccess;
+    return res;
+  }
+  /* Partition by stream, keeping call order within each. */
+  while (tasks_head) {
+    sim_stream *s = tasks_head->stream;
+    sim_task *mine = NULL, **mt = &mine, *rest = NULL, **rt = &rest;
+    for (sim_task *t = tasks_head, *next; t; t = next) {
+      next = t->next;
+      t->next = NULL;
+      if (t->stream == s) {
+        *mt = t;
+        mt = &t->next;
+      } else {
+        *rt = t;
+        rt = &t->next;
+      }
+    }
+    tasks_head = rest;
+    ncclResult_t r = launch(mine);
+    if (res == ncclSuccess) res = r;
+  }
+  tasks_tail = NULL;
+  return res;
+}
+
+SIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *info) {
+  if (!info || info->magic != 0x74685283u) {
+    SIM_WARN(SIM_INIT, "ncclGroupSimulateEnd: simInfo %p was not initialised with NCCL_SIM_INFO_INITIALIZER",
+             (void *)info);
+    return ncclInvalidArgument;
+  }
+  if (depth == 0) {
+    SIM_WARN(SIM_INIT, "ncclGroupSimulateEnd: not inside a group");
+    return ncclInvalidUsage;
+  }
+  if (--depth > 0) return ncclSuccess;
+  /* Model: each operation costs NCCLSIM_LAT_US plus its bytes over
+   * NCCLSIM_BW_GBS; operations of the group run one after another. */
+  double lat = sim_param(SIM_P_LAT_US) * 1e-6, bw = sim_param(SIM_P_BW_GBS) * 1e9;
+  double t = 0;
+  for (sim_task *k = tasks_head; k; k = k->next) t += lat + (bw > 0 ? (double)k->bytes / bw : 0);
+  info->estimatedTime = (float)t;
+  drop_tasks();
+  run_jobs();
+  ncclResult_t res = group_error;
+  group_error = ncclSuccess;
+  return res;
+}

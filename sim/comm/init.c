@@ -1,0 +1,399 @@
+/*
+ * sim/comm/init.c — unique ids and the rendezvous that turns ranks calling
+ * ncclCommInitRank* into one communicator.
+ *
+ * A rendezvous is keyed by the unique id. Each rank posts its comm into its
+ * slot; the last to arrive builds the clique for everyone. Posting never
+ * blocks, so one thread can post every rank inside a group (the wait then
+ * happens at ncclGroupEnd) and a non-blocking communicator returns
+ * ncclInProgress until ncclCommGetAsyncError sees the rendezvous complete.
+ * A rank that waits longer than NCCLSIM_TIMEOUT withdraws and fails with a
+ * diagnostic naming the ranks that never came.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "comm_internal.h"
+
+#define ID_MAGIC "NCCLSIM-ID"
+
+typedef struct {
+  char magic[16];
+  uint64_t key;
+} id_layout;
+
+typedef struct rendezvous {
+  struct rendezvous *next;
+  uint64_t key;
+  int nranks;
+  int arrived;
+  ncclComm_t *comms;
+  ncclResult_t result; /* set once complete (ncclSuccess) or failed */
+  bool done;
+  int waiters; /* ranks that have not yet seen `done` */
+  uint64_t deadline;
+} rendezvous;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static rendezvous *pending; /* open rendezvous, by key */
+static sim_waitq wq = SIM_WAITQ_INIT;
+
+/* Per comm: its rendezvous while joining (protected by `lock`). */
+typedef struct joined {
+  struct joined *next;
+  ncclComm_t comm;
+  rendezvous *rv;
+} joined;
+static joined *joins;
+
+SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+  if (!id) {
+    SIM_WARN(SIM_INIT, "ncclGetUniqueId: uniqueId is NULL");
+    return ncclInvalidArgument;
+  }
+  static _Atomic uint64_t counter;
+  id_layout l;
+  memset(&l, 0, sizeof l);
+  memcpy(l.magic, ID_MAGIC, sizeof ID_MAGIC);
+  uint64_t rnd = 0;
+  if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = sim_now_ns();
+  l.key = rnd ^ ((uint64_t)getpid() << 32) ^ atomic_fetch_add(&counter, 1);
+  memset(id, 0, sizeof *id);
+  memcpy(id->internal, &l, sizeof l);
+  return ncclSuccess;
+}
+
+static bool id_key(const ncclUniqueId *id, uint64_t *key) {
+  id_layout l;
+  memcpy(&l, id->internal, sizeof l);
+  if (memcmp(l.magic, ID_MAGIC, sizeof ID_MAGIC) != 0) return false;
+  *key = l.key;
+  return true;
+}
+
+ncclResult_t sim_config_check(const ncclConfig_t *config, const char *op) {
+  if (config && config->magic != NCCL_API_MAGIC) {
+    SIM_WARN(SIM_INIT, "%s: config was not initialised with NCCL_CONFIG_INITIALIZER (magic 0x%x)", op,
+             config->magic);
+    return ncclInvalidArgument;
+  }
+  if (config && config->blocking != NCCL_CONFIG_UNDEF_INT && config->blocking != 0 && config->blocking != 1) {
+    SIM_WARN(SIM_INIT, "%s: config->blocking is %d, must be 0 or 1", op, config->blocking);
+    return ncclInvalidArgument;
+  }
+  return ncclSuccess;
+}
+
+static void rv_free(rendezvous *rv) {
+  sim_free(rv->comms);
+  sim_free(rv);
+}
+
+/* Posts comm into the rendezvous of key. Never blocks. */
+static ncclResult_t post(ncclComm_t comm, uint64_t key, const char *op) {
+  joined *j = sim_calloc(1, sizeof *j);
+  if (!j) return ncclSystemError;
+  pthread_mutex_lock(&lock);
+  rendezvous *rv = pending;
+  while (rv && rv->key != key) rv = rv->next;
+  if (!rv) {
+    rv = sim_calloc(1, sizeof *rv);
+    if (rv) rv->comms = sim_calloc((size_t)comm->nranks, sizeof *rv->comms);
+    if (!rv || !rv->comms) {
+      pthread_mutex_unlock(&lock);
+      if (rv) sim_free(rv);
+      sim_free(j);
+      return ncclSystemError;
+    }
+    rv->key = key;
+    rv->nranks = comm->nranks;
+    rv->deadline = sim_deadline();
+    rv->next = pending;
+    pending = rv;
+  }
+  ncclResult_t res = ncclSuccess;
+  if (rv->nranks != comm->nranks) {
+    SIM_WARN(SIM_INIT, "%s: rank %d says nranks is %d, but rank(s) before it said %d for the same unique id", op,
+             comm->rank, comm->nranks, rv->nranks);
+    res = ncclInvalidUsage;
+  } else if (rv->comms[comm->rank]) {
+    SIM_WARN(SIM_INIT, "%s: rank %d joined twice with the same unique id", op, comm->rank);
+    res = ncclInvalidUsage;
+  }
+  if (res != ncclSuccess) {
+    if (rv->arrived == 0) { /* we created it */
+      pending = rv->next;
+      rv_free(rv);
+    }
+    pthread_mutex_unlock(&lock);
+    sim_free(j);
+    return res;
+  }
+  rv->comms[comm->rank] = comm;
+  rv->arrived++;
+  rv->waiters++;
+  j->comm = comm;
+  j->rv = rv;
+  j->next = joins;
+  joins = j;
+  if (rv->arrived == rv->nranks) {
+    for (rendezvous **pp = &pending; *pp; pp = &(*pp)->next)
+      if (*pp == rv) {
+        *pp = rv->next;
+        break;
+      }
+    rv->result = sim_clique_create(rv->comms, rv->nranks, rv->key);
+    if (rv->result != ncclSuccess)
+      for (int r = 0; r < rv->nranks; r++) atomic_store(&rv->comms[r]->state, SIM_COMM_FAILED);
+    rv->done = true;
+  }
+  pthread_mutex_unlock(&lock);
+  sim_waitq_wake(&wq);
+  return ncclSuccess;
+}
+
+/* Detaches comm from its rendezvous. Caller holds lock. Returns the
+ * rendezvous's result if it completed, else ncclInProgress after removing
+ * the rank from the open rendezvous. */
+static ncclResult_t leave(ncclComm_t comm) {
+  for (joined **pp = &joins; *pp; pp = &(*pp)->next) {
+    joined *j = *pp;
+    if (j->comm != comm) continue;
+    rendezvous *rv = j->rv;
+    *pp = j->next;
+    sim_free(j);
+    ncclResult_t res = ncclInProgress;
+    if (rv->done) {
+      res = rv->result;
+    } else {
+      rv->comms[comm->rank] = NULL;
+      rv->arrived--;
+    }
+    if (--rv->waiters == 0) {
+      if (!rv->done)
+        for (rendezvous **q = &pending; *q; q = &(*q)->next)
+          if (*q == rv) {
+            *q = rv->next;
+            break;
+          }
+      rv_free(rv);
+    }
+    return res;
+  }
+  return ncclSuccess; /* not joining: already settled */
+}
+
+static rendezvous *find_join(ncclComm_t comm) {
+  for (joined *j = joins; j; j = j->next)
+    if (j->comm == comm) return j->rv;
+  return NULL;
+}
+
+ncclResult_t sim_init_cancel(ncclComm_t comm) {
+  pthread_mutex_lock(&lock);
+  leave(comm);
+  pthread_mutex_unlock(&lock);
+  return ncclSuccess;
+}
+
+static void report_missing(ncclComm_t comm, rendezvous *rv) {
+  char missing[256] = "";
+  size_t n = 0;
+  for (int r = 0; r < rv->nranks && n < sizeof missing - 16; r++)
+    if (!rv->comms[r]) n += (size_t)snprintf(missing + n, sizeof missing - n, "%s%d", n ? "," : "", r);
+  sim_comm_fail(comm, ncclTimeout,
+                "ncclCommInitRank: rank %d of %d waited NCCLSIM_TIMEOUT=%s s for rank(s) [%s] to join "
+                "communicator %016llx; they never called init with this unique id",
+                comm->rank, rv->nranks, sim_param_text(SIM_P_TIMEOUT), missing, (unsigned long long)rv->key);
+}
+
+/* Non-blocking progress: ncclSuccess once complete, ncclInProgress before,
+ * ncclTimeout past the deadline (the rank then withdraws). */
+static ncclResult_t poll_init(ncclComm_t comm) {
+  pthread_mutex_lock(&lock);
+  rendezvous *rv = find_join(comm);
+  ncclResult_t res = ncclSuccess;
+  if (rv && rv->done) {
+    res = leave(comm);
+  } else if (rv && sim_now_ns() >= rv->deadline) {
+    report_missing(comm, rv);
+    leave(comm);
+    atomic_store(&comm->state, SIM_COMM_FAILED);
+    res = ncclTimeout;
+  } else if (rv) {
+    res = ncclInProgress;
+  }
+  pthread_mutex_unlock(&lock);
+  return res;
+}
+
+typedef struct {
+  ncclComm_t comm;
+} wait_arg;
+
+static bool settled(void *arg) {
+  ncclComm_t comm = ((wait_arg *)arg)->comm;
+  pthread_mutex_lock(&lock);
+  rendezvous *rv = find_join(comm);
+  bool done = !rv || rv->done;
+  pthread_mutex_unlock(&lock);
+  return done;
+}
+
+/* Blocks until comm's rendezvous completes or times out. */
+static ncclResult_t wait_init(ncclComm_t comm) {
+  wait_arg a = {comm};
+  pthread_mutex_lock(&lock);
+  rendezvous *rv = find_join(comm);
+  uint64_t deadline = rv ? rv->deadline : 0;
+  pthread_mutex_unlock(&lock);
+  if (rv) sim_waitq_wait(&wq, settled, &a, NULL, deadline);
+  ncclResult_t res = poll_init(comm);
+  if (res == ncclInProgress) { /* woke just before the deadline check */
+    sim_waitq_wait(&wq, settled, &a, NULL, deadline + 1000000);
+    res = poll_init(comm);
+    if (res == ncclInProgress) {
+      pthread_mutex_lock(&lock);
+      if ((rv = find_join(comm))) report_missing(comm, rv);
+      leave(comm);
+      pthread_mutex_unlock(&lock);
+      atomic_store(&comm->state, SIM_COMM_FAILED);
+      res = ncclTimeout;
+    }
+  }
+  return res;
+}
+
+typedef struct {
+  sim_group_job job;
+  ncclComm_t comm;
+} init_job;
+
+static ncclResult_t init_job_run(sim_group_job *job) { return wait_init(((init_job *)job)->comm); }
+static void init_job_free(sim_group_job *job) { sim_free(job); }
+
+/* The common path of every ncclCommInitRank* call. */
+static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
+                              const ncclConfig_t *config, const char *op) {
+  uint64_t key;
+  if (!out) {
+    SIM_WARN(SIM_INIT, "%s: comm is NULL", op);
+    return ncclInvalidArgument;
+  }
+  *out = NULL;
+  if (nranks < 1) {
+    SIM_WARN(SIM_INIT, "%s: nranks is %d, must be at least 1", op, nranks);
+    return ncclInvalidArgument;
+  }
+  if (rank < 0 || rank >= nranks) {
+    SIM_WARN(SIM_INIT, "%s: rank is %d, must be in [0, %d)", op, rank, nranks);
+    return ncclInvalidArgument;
+  }
+  if (!id || !id_key(id, &key)) {
+    SIM_WARN(SIM_INIT, "%s: the unique id was not made by ncclGetUniqueId", op);
+    return ncclInvalidArgument;
+  }
+  SIM_CHECK(sim_config_check(config, op));
+  ncclComm_t comm = sim_comm_alloc(nranks, rank, sim_current_device(), config);
+  if (!comm) return ncclSystemError;
+  ncclResult_t res = post(comm, key, op);
+  if (res != ncclSuccess) {
+    sim_comm_free(comm);
+    return res;
+  }
+  *out = comm;
+  if (!comm->blocking) return poll_init(comm);
+  if (sim_group_depth() > 0) {
+    init_job *job = sim_calloc(1, sizeof *job);
+    if (!job) {
+      sim_init_cancel(comm);
+      sim_comm_free(comm);
+      *out = NULL;
+      return ncclSystemError;
+    }
+    job->job.run = init_job_run;
+    job->job.release = init_job_free;
+    job->comm = comm;
+    return sim_group_add_job(&job->job);
+  }
+  return wait_init(comm);
+}
+
+SIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) {
+  return init_rank(comm, nranks, &id, rank, NULL, "ncclCommInitRank");
+}
+
+SIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
+                                               ncclConfig_t *config) {
+  return init_rank(comm, nranks, &id, rank, config, "ncclCommInitRankConfig");
+}
+
+SIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nId,
+                                                 ncclUniqueId *ids, ncclConfig_t *config) {
+  if (nId < 1 || !ids) {
+    SIM_WARN(SIM_INIT, "ncclCommInitRankScalable: nId is %d and commIds is %p; need at least one id", nId,
+             (void *)ids);
+    return ncclInvalidArgument;
+  }
+  /* Every rank passes the same ids; the first names the communicator. */
+  return init_rank(comm, nranks, &ids[0], rank, config, "ncclCommInitRankScalable");
+}
+
+SIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
+  if (!comms) {
+    SIM_WARN(SIM_INIT, "ncclCommInitAll: comms is NULL");
+    return ncclInvalidArgument;
+  }
+  if (ndev < 0) {
+    SIM_WARN(SIM_INIT, "ncclCommInitAll: ndev is %d", ndev);
+    return ncclInvalidArgument;
+  }
+  if (ndev == 0) return ncclSuccess;
+  int ndevices = sim_device_count();
+  for (int i = 0; i < ndev; i++) {
+    int d = devlist ? devlist[i] : i;
+    if (d < 0 || d >= ndevices) {
+      SIM_WARN(SIM_INIT, "ncclCommInitAll: devlist[%d] is %d, but there are %d devices", i, d, ndevices);
+      return ncclInvalidArgument;
+    }
+    for (int k = 0; devlist && k < i; k++)
+      if (devlist[k] == d) {
+        SIM_WARN(SIM_INIT, "ncclCommInitAll: device %d appears twice in devlist (%d and %d)", d, k, i);
+        return ncclInvalidUsage;
+      }
+  }
+  ncclUniqueId id;
+  uint64_t key = 0;
+  ncclGetUniqueId(&id);
+  id_key(&id, &key);
+  int i;
+  for (i = 0; i < ndev; i++)
+    if (!(comms[i] = sim_comm_alloc(ndev, i, devlist ? devlist[i] : i, NULL))) break;
+  ncclResult_t res = i < ndev ? ncclSystemError : sim_clique_create(comms, ndev, key);
+  if (res != ncclSuccess) {
+    while (--i >= 0) {
+      sim_comm_free(comms[i]);
+      comms[i] = NULL;
+    }
+  }
+  return res;
+}
+
+SIM_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *err) {
+  if (!comm || comm->magic != SIM_COMM_MAGIC || !err) {
+    SIM_WARN(SIM_INIT, "ncclCommGetAsyncError: comm %p or asyncError %p is invalid", (void *)comm, (void *)err);
+    return ncclInvalidArgument;
+  }
+  if (!comm->clique) {
+    ncclResult_t r = poll_init(comm);
+    if (r != ncclSuccess) {
+      *err = r;
+      return ncclSuccess;
+    }
+  }
+  *err = (ncclResult_t)atomic_load(&comm->async_error);
+  return ncclSuccess;
+}

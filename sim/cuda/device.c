@@ -1,0 +1,127 @@
+/*
+ * sim/cuda/device.c — simulated devices, the current device, CUDA errors.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+static _Thread_local int current; /* device of the calling thread */
+static _Thread_local cudaError_t last_error;
+
+int sim_device_count(void) {
+  int64_t n = sim_param_int(SIM_P_DEVICES);
+  return n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
+}
+
+int sim_current_device(void) { return current; }
+
+cudaError_t sim_cuda_error(cudaError_t err) {
+  if (err != cudaSuccess) last_error = err;
+  return err;
+}
+
+SIM_EXPORT cudaError_t cudaGetDeviceCount(int *count) {
+  if (!count) return sim_cuda_error(cudaErrorInvalidValue);
+  *count = sim_device_count();
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaSetDevice(int device) {
+  if (device < 0 || device >= sim_device_count()) {
+    SIM_WARN(SIM_STREAM, "cudaSetDevice: device %d does not exist (NCCLSIM_DEVICES=%d)", device,
+             sim_device_count());
+    return sim_cuda_error(cudaErrorInvalidDevice);
+  }
+  current = device;
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaGetDevice(int *device) {
+  if (!device) return sim_cuda_error(cudaErrorInvalidValue);
+  *device = current;
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
+  if (!prop) return sim_cuda_error(cudaErrorInvalidValue);
+  if (device < 0 || device >= sim_device_count()) return sim_cuda_error(cudaErrorInvalidDevice);
+  memset(prop, 0, sizeof *prop);
+  snprintf(prop->name, sizeof prop->name, "ncclsim device %d", device);
+  prop->totalGlobalMem = (size_t)sim_param(SIM_P_DEVICE_MEM);
+  prop->sharedMemPerBlock = 48 * 1024;
+  prop->warpSize = 32;
+  prop->maxThreadsPerBlock = 1024;
+  prop->major = 9; /* reports as Hopper, the class the facts were taken on */
+  prop->minor = 0;
+  prop->multiProcessorCount = 132;
+  prop->pciBusID = device + 1;
+  prop->unifiedAddressing = 1;
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaDeviceSynchronize(void) { return sim_cuda_error(sim_device_drain(current)); }
+
+SIM_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer) {
+  if (!can) return sim_cuda_error(cudaErrorInvalidValue);
+  int n = sim_device_count();
+  if (device < 0 || device >= n || peer < 0 || peer >= n) return sim_cuda_error(cudaErrorInvalidDevice);
+  *can = device != peer; /* one address space: every pair can, as on one NVLink node */
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) {
+  if (flags) return sim_cuda_error(cudaErrorInvalidValue);
+  if (peer < 0 || peer >= sim_device_count()) return sim_cuda_error(cudaErrorInvalidDevice);
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaDriverGetVersion(int *v) {
+  if (!v) return sim_cuda_error(cudaErrorInvalidValue);
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaRuntimeGetVersion(int *v) { return cudaDriverGetVersion(v); }
+
+SIM_EXPORT cudaError_t cudaGetLastError(void) {
+  cudaError_t e = last_error;
+  last_error = cudaSuccess;
+  return e;
+}
+
+SIM_EXPORT cudaError_t cudaPeekAtLastError(void) { return last_error; }
+
+#define SIM_CUDA_ERRORS(X)                                                           \
+  X(cudaSuccess, "no error")                                                         \
+  X(cudaErrorInvalidValue, "invalid argument")                                       \
+  X(cudaErrorMemoryAllocation, "out of memory")                                      \
+  X(cudaErrorInitializationError, "initialization error")                            \
+  X(cudaErrorInvalidDevicePointer, "invalid device pointer")                         \
+  X(cudaErrorInvalidMemcpyDirection, "invalid copy direction for memcpy")            \
+  X(cudaErrorNoDevice, "no CUDA-capable device is detected")                         \
+  X(cudaErrorInvalidDevice, "invalid device ordinal")                                \
+  X(cudaErrorInvalidResourceHandle, "invalid resource handle")                       \
+  X(cudaErrorNotReady, "device not ready")                                           \
+  X(cudaErrorIllegalAddress, "an illegal memory access was encountered")             \
+  X(cudaErrorLaunchFailure, "unspecified launch failure")                            \
+  X(cudaErrorTimeout, "the operation timed out (ncclsim: NCCLSIM_TIMEOUT expired)")  \
+  X(cudaErrorUnknown, "unknown error")
+
+SIM_EXPORT const char *cudaGetErrorString(cudaError_t e) {
+  switch (e) {
+#define SIM_ERR_STR(code, text) case code: return text;
+    SIM_CUDA_ERRORS(SIM_ERR_STR)
+#undef SIM_ERR_STR
+  }
+  return "unrecognized error code";
+}
+
+SIM_EXPORT const char *cudaGetErrorName(cudaError_t e) {
+  switch (e) {
+#define SIM_ERR_NAME(code, text) case code: return #code;
+    SIM_CUDA_ERRORS(SIM_ERR_NAME)
+#undef SIM_ERR_NAME
+  }
+  return "cudaErrorUnknown";
+}

@@ -1,0 +1,175 @@
+/*
+ * sim/cuda/event.c — events: positions in a stream's queue.
+ *
+ * Recording enqueues a marker op; when the stream reaches it, the event's
+ * completed generation catches up with the recorded one and its time is
+ * taken. Like streams, event objects are pooled, never unmapped.
+ */
+#include "cuda_internal.h"
+
+#define EVENT_MAGIC 0x45564e54u
+
+struct CUevent_st {
+  _Atomic uint32_t magic;
+  unsigned flags;
+  _Atomic uint64_t recorded;  /* generation of the last record call */
+  _Atomic uint64_t completed; /* generation the stream has reached */
+  _Atomic uint64_t time_ns;   /* when `completed` was reached */
+  sim_waitq wq;
+  struct CUevent_st *next_all;
+};
+
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct CUevent_st *all_events;
+
+static struct CUevent_st *resolve(cudaEvent_t e) {
+  if (!e || atomic_load(&e->magic) != EVENT_MAGIC) {
+    SIM_WARN(SIM_STREAM, "event %p is not a live event", (void *)e);
+    return NULL;
+  }
+  return e;
+}
+
+SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned int flags) {
+  if (!pe || (flags & ~(unsigned)(cudaEventBlockingSync | cudaEventDisableTiming)))
+    return sim_cuda_error(cudaErrorInvalidValue);
+  pthread_mutex_lock(&events_lock);
+  struct CUevent_st *e = NULL;
+  for (struct CUevent_st *p = all_events; p; p = p->next_all)
+    if (atomic_load(&p->magic) == 0) {
+      e = p;
+      break;
+    }
+  if (!e) {
+    e = sim_calloc(1, sizeof *e);
+    if (!e) {
+      pthread_mutex_unlock(&events_lock);
+      return sim_cuda_error(cudaErrorMemoryAllocation);
+    }
+    e->next_all = all_events;
+    all_events = e;
+  }
+  e->flags = flags;
+  atomic_store(&e->recorded, 0);
+  atomic_store(&e->completed, 0);
+  atomic_store(&e->time_ns, 0);
+  atomic_store(&e->magic, EVENT_MAGIC);
+  pthread_mutex_unlock(&events_lock);
+  *pe = e;
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *pe) { return cudaEventCreateWithFlags(pe, cudaEventDefault); }
+
+SIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t h) {
+  struct CUevent_st *e = resolve(h);
+  if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  /* A pending record op still points at e; the object stays mapped and a
+   * late completion only bumps counters of a pooled event, which a reuse
+   * resets under events_lock. Wait for it anyway so reuse starts clean. */
+  cudaEventSynchronize(h);
+  atomic_store(&e->magic, 0);
+  return cudaSuccess;
+}
+
+typedef struct {
+  sim_op op;
+  struct CUevent_st *e;
+  uint64_t gen;
+} record_op;
+
+static cudaError_t record_run(sim_op *op, cudaError_t err) {
+  record_op *r = (record_op *)op;
+  atomic_store(&r->e->time_ns, sim_now_ns());
+  uint64_t cur = atomic_load(&r->e->completed);
+  while (cur < r->gen && !atomic_compare_exchange_weak(&r->e->completed, &cur, r->gen)) {
+  }
+  sim_waitq_wake(&r->e->wq);
+  return cudaSuccess;
+}
+
+static void op_free(sim_op *op) { sim_free(op); }
+
+SIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh) {
+  cudaError_t err;
+  struct CUevent_st *e = resolve(h);
+  if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  sim_stream *s = sim_stream_resolve(sh, &err);
+  if (!s) return sim_cuda_error(err);
+  record_op *r = sim_calloc(1, sizeof *r);
+  if (!r) return sim_cuda_error(cudaErrorMemoryAllocation);
+  r->op.run = record_run;
+  r->op.release = op_free;
+  r->op.what = "cudaEventRecord";
+  r->e = e;
+  r->gen = atomic_fetch_add(&e->recorded, 1) + 1;
+  return sim_cuda_error(sim_stream_enqueue(s, &r->op));
+}
+
+typedef struct {
+  struct CUevent_st *e;
+  uint64_t gen;
+} gen_arg;
+
+static bool reached(void *arg) {
+  gen_arg *g = arg;
+  return atomic_load(&g->e->completed) >= g->gen;
+}
+
+SIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t h) {
+  struct CUevent_st *e = resolve(h);
+  if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  gen_arg g = {e, atomic_load(&e->recorded)};
+  sim_waitq_wait(&e->wq, reached, &g, NULL, UINT64_MAX);
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaEventQuery(cudaEvent_t h) {
+  struct CUevent_st *e = resolve(h);
+  if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  return atomic_load(&e->completed) >= atomic_load(&e->recorded) ? cudaSuccess : cudaErrorNotReady;
+}
+
+SIM_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b) {
+  struct CUevent_st *s = resolve(a), *t = resolve(b);
+  if (!ms) return sim_cuda_error(cudaErrorInvalidValue);
+  if (!s || !t) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  if ((s->flags | t->flags) & cudaEventDisableTiming) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  if (!atomic_load(&s->recorded) || !atomic_load(&t->recorded)) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  if (atomic_load(&s->completed) < atomic_load(&s->recorded) ||
+      atomic_load(&t->completed) < atomic_load(&t->recorded))
+    return sim_cuda_error(cudaErrorNotReady);
+  *ms = (float)(((double)atomic_load(&t->time_ns) - (double)atomic_load(&s->time_ns)) / 1e6);
+  return cudaSuccess;
+}
+
+typedef struct {
+  sim_op op;
+  gen_arg g;
+} wait_event_op;
+
+static cudaError_t wait_event_run(sim_op *op, cudaError_t err) {
+  wait_event_op *w = (wait_event_op *)op;
+  /* Bounded: the recorded position is reached once the ops before it ran,
+   * and each of those has its own deadline. */
+  sim_waitq_wait(&w->g.e->wq, reached, &w->g, NULL, UINT64_MAX);
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t sh, cudaEvent_t h, unsigned int flags) {
+  cudaError_t err;
+  struct CUevent_st *e = resolve(h);
+  if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  if (flags) return sim_cuda_error(cudaErrorInvalidValue);
+  sim_stream *s = sim_stream_resolve(sh, &err);
+  if (!s) return sim_cuda_error(err);
+  uint64_t gen = atomic_load(&e->recorded);
+  if (gen == 0 || atomic_load(&e->completed) >= gen) return cudaSuccess; /* nothing to wait for */
+  wait_event_op *w = sim_calloc(1, sizeof *w);
+  if (!w) return sim_cuda_error(cudaErrorMemoryAllocation);
+  w->op.run = wait_event_run;
+  w->op.release = op_free;
+  w->op.what = "cudaStreamWaitEvent";
+  w->g = (gen_arg){e, gen};
+  return sim_cuda_error(sim_stream_enqueue(s, &w->op));
+}

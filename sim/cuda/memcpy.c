@@ -1,0 +1,80 @@
+/*
+ * sim/cuda/memcpy.c — cudaMemcpy/cudaMemset, synchronous and on streams.
+ *
+ * Synchronous forms run on the current device's default stream and wait,
+ * so they are ordered after work already queued there. Ranges are checked
+ * against the allocation registry: a copy past the end of a buffer fails
+ * with cudaErrorInvalidValue and a diagnostic instead of corrupting memory.
+ */
+#include <string.h>
+
+#include "cuda_internal.h"
+
+typedef struct {
+  sim_op op;
+  void *dst;
+  const void *src; /* NULL for memset */
+  int value;
+  size_t bytes;
+} copy_op;
+
+static cudaError_t copy_run(sim_op *op, cudaError_t err) {
+  copy_op *c = (copy_op *)op;
+  if (err != cudaSuccess) return cudaSuccess; /* a poisoned stream moves no data */
+  if (c->src) memmove(c->dst, c->src, c->bytes);
+  else memset(c->dst, c->value, c->bytes);
+  return cudaSuccess;
+}
+
+static void op_free(sim_op *op) { sim_free(op); }
+
+static cudaError_t enqueue(void *dst, const void *src, int value, size_t bytes, cudaStream_t h, bool sync,
+                           const char *what) {
+  cudaError_t err;
+  if (bytes && !dst) return sim_cuda_error(cudaErrorInvalidValue);
+  if (!sim_mem_check_range(dst, bytes, what) || (src && !sim_mem_check_range(src, bytes, what)))
+    return sim_cuda_error(cudaErrorInvalidValue);
+  sim_stream *s = sim_stream_resolve(h, &err);
+  if (!s) return sim_cuda_error(err);
+  if (bytes) {
+    copy_op *c = sim_calloc(1, sizeof *c);
+    if (!c) return sim_cuda_error(cudaErrorMemoryAllocation);
+    c->op.run = copy_run;
+    c->op.release = op_free;
+    c->op.what = what;
+    c->dst = dst;
+    c->src = src;
+    c->value = value;
+    c->bytes = bytes;
+    if ((err = sim_stream_enqueue(s, &c->op)) != cudaSuccess) {
+      sim_free(c);
+      return sim_cuda_error(err);
+    }
+  }
+  return sync ? sim_cuda_error(sim_stream_drain(s)) : cudaSuccess;
+}
+
+static bool kind_ok(enum cudaMemcpyKind kind) {
+  return kind >= cudaMemcpyHostToHost && kind <= cudaMemcpyDefault;
+}
+
+SIM_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind) {
+  if (!kind_ok(kind)) return sim_cuda_error(cudaErrorInvalidMemcpyDirection);
+  if (n && !src) return sim_cuda_error(cudaErrorInvalidValue);
+  return enqueue(dst, src, 0, n, 0, true, "cudaMemcpy");
+}
+
+SIM_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                                       cudaStream_t s) {
+  if (!kind_ok(kind)) return sim_cuda_error(cudaErrorInvalidMemcpyDirection);
+  if (n && !src) return sim_cuda_error(cudaErrorInvalidValue);
+  return enqueue(dst, src, 0, n, s, false, "cudaMemcpyAsync");
+}
+
+SIM_EXPORT cudaError_t cudaMemset(void *dst, int value, size_t n) {
+  return enqueue(dst, NULL, value, n, 0, true, "cudaMemset");
+}
+
+SIM_EXPORT cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s) {
+  return enqueue(dst, NULL, value, n, s, false, "cudaMemsetAsync");
+}

@@ -1,0 +1,228 @@
+/*
+ * sim/cuda/memory.c — simulated device memory and the allocation registry.
+ *
+ * Device memory is host memory tagged with its device, so a buffer on the
+ * wrong device is detectable and every range can be bounds-checked, which
+ * real CUDA cannot do. The registry is a sorted array searched by address
+ * under a read-write lock: lookups (every NCCL call) far outnumber
+ * allocations.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+#define DEVICE_ALIGN 256 /* cudaMalloc's alignment */
+
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+static sim_alloc_info *allocs; /* sorted by base */
+static size_t nallocs, cap;
+static size_t total_bytes;
+static size_t *dev_used; /* bytes per device, ndev long */
+static size_t ndev;
+
+/* Index of the first allocation whose base is > p. Caller holds lock. */
+static size_t upper_bound(uintptr_t p) {
+  size_t lo = 0, hi = nallocs;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if ((uintptr_t)allocs[mid].base <= p) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The allocation containing p, or NULL. Caller holds lock. A zero-size
+ * allocation contains only its base. */
+static sim_alloc_info *find(const void *p) {
+  size_t i = upper_bound((uintptr_t)p);
+  if (i == 0) return NULL;
+  sim_alloc_info *a = &allocs[i - 1];
+  uintptr_t off = (uintptr_t)p - (uintptr_t)a->base;
+  return off < a->size || off == 0 ? a : NULL;
+}
+
+cudaError_t sim_mem_alloc(void **out, size_t size, int device, sim_mem_kind kind, size_t align) {
+  size_t limit = (size_t)sim_param(SIM_P_DEVICE_MEM);
+  pthread_rwlock_wrlock(&lock);
+  if (device >= 0 && (size_t)device >= ndev) { /* NCCLSIM_DEVICES may grow at run time */
+    size_t n = (size_t)device + 1 > (size_t)sim_device_count() ? (size_t)device + 1 : (size_t)sim_device_count();
+    size_t *d = sim_realloc(dev_used, n * sizeof *d);
+    if (!d) {
+      pthread_rwlock_unlock(&lock);
+      return cudaErrorMemoryAllocation;
+    }
+    memset(d + ndev, 0, (n - ndev) * sizeof *d);
+    dev_used = d;
+    ndev = n;
+  }
+  if (device >= 0 && (size > limit || dev_used[device] > limit - size)) {
+    pthread_rwlock_unlock(&lock);
+    SIM_WARN(SIM_ALLOC, "device %d is out of memory: %zu bytes asked, %zu of %zu in use", device, size,
+             dev_used[device], limit);
+    return cudaErrorMemoryAllocation;
+  }
+  if (nallocs == cap) {
+    size_t ncap = cap ? cap * 2 : 64;
+    sim_alloc_info *n = sim_realloc(allocs, ncap * sizeof *n);
+    if (!n) {
+      pthread_rwlock_unlock(&lock);
+      return cudaErrorMemoryAllocation;
+    }
+    allocs = n;
+    cap = ncap;
+  }
+  void *p = sim_aligned_alloc(align < DEVICE_ALIGN ? DEVICE_ALIGN : align, size);
+  if (!p) {
+    pthread_rwlock_unlock(&lock);
+    return cudaErrorMemoryAllocation;
+  }
+  size_t i = upper_bound((uintptr_t)p);
+  memmove(&allocs[i + 1], &allocs[i], (nallocs - i) * sizeof *allocs);
+  allocs[i] = (sim_alloc_info){p, size, device, kind};
+  nallocs++;
+  total_bytes += size;
+  if (device >= 0) dev_used[device] += size;
+  pthread_rwlock_unlock(&lock);
+  SIM_TRACE(SIM_ALLOC, "alloc %p %zu bytes on device %d kind %d", p, size, device, (int)kind);
+  *out = p;
+  return cudaSuccess;
+}
+
+cudaError_t sim_mem_free(void *p, sim_mem_kind kind) {
+  pthread_rwlock_wrlock(&lock);
+  size_t i = upper_bound((uintptr_t)p);
+  if (i == 0 || allocs[i - 1].base != p || allocs[i - 1].kind != kind) {
+    pthread_rwlock_unlock(&lock);
+    SIM_WARN(SIM_ALLOC, "free of %p: not the start of a live allocation of this kind", p);
+    return cudaErrorInvalidValue;
+  }
+  sim_alloc_info a = allocs[i - 1];
+  memmove(&allocs[i - 1], &allocs[i], (nallocs - i) * sizeof *allocs);
+  nallocs--;
+  total_bytes -= a.size;
+  if (a.device >= 0) dev_used[a.device] -= a.size;
+  pthread_rwlock_unlock(&lock);
+  sim_free(p);
+  return cudaSuccess;
+}
+
+bool sim_mem_lookup(const void *p, sim_alloc_info *out) {
+  pthread_rwlock_rdlock(&lock);
+  sim_alloc_info *a = find(p);
+  if (a && out) *out = *a;
+  pthread_rwlock_unlock(&lock);
+  return a != NULL;
+}
+
+bool sim_mem_check_range(const void *p, size_t bytes, const char *what) {
+  sim_alloc_info a;
+  if (!bytes || !sim_mem_lookup(p, &a)) return true;
+  size_t off = (size_t)((const char *)p - (const char *)a.base);
+  if (bytes <= a.size - off) return true;
+  SIM_WARN(SIM_ALLOC,
+           "%s: %zu bytes at %p run past the end of its allocation (%p, %zu bytes, device %d) by %zu "
+           "bytes (ncclsim checks bounds; real NCCL would corrupt memory)",
+           what, bytes, p, a.base, a.size, a.device, bytes - (a.size - off));
+  return false;
+}
+
+int sim_mem_device(const void *p) {
+  sim_alloc_info a;
+  return sim_mem_lookup(p, &a) ? a.device : -1;
+}
+
+void sim_mem_stats(size_t *count, size_t *bytes) {
+  pthread_rwlock_rdlock(&lock);
+  if (count) *count = nallocs;
+  if (bytes) *bytes = total_bytes;
+  pthread_rwlock_unlock(&lock);
+}
+
+SIM_EXPORT void ncclsimMemStats(size_t *count, size_t *bytes) { sim_mem_stats(count, bytes); }
+
+SIM_EXPORT cudaError_t cudaMalloc(void **p, size_t size) {
+  if (!p) return sim_cuda_error(cudaErrorInvalidValue);
+  return sim_cuda_error(sim_mem_alloc(p, size, sim_current_device(), SIM_MEM_DEVICE, DEVICE_ALIGN));
+}
+
+SIM_EXPORT cudaError_t cudaFree(void *p) {
+  if (!p) return cudaSuccess;
+  return sim_cuda_error(sim_mem_free(p, SIM_MEM_DEVICE));
+}
+
+SIM_EXPORT cudaError_t cudaMallocHost(void **p, size_t size) {
+  if (!p) return sim_cuda_error(cudaErrorInvalidValue);
+  return sim_cuda_error(sim_mem_alloc(p, size, -1, SIM_MEM_HOST, DEVICE_ALIGN));
+}
+
+SIM_EXPORT cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags) {
+  (void)flags;
+  return cudaMallocHost(p, size);
+}
+
+SIM_EXPORT cudaError_t cudaFreeHost(void *p) {
+  if (!p) return cudaSuccess;
+  return sim_cuda_error(sim_mem_free(p, SIM_MEM_HOST));
+}
+
+SIM_EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total) {
+  if (!free_bytes || !total) return sim_cuda_error(cudaErrorInvalidValue);
+  size_t limit = (size_t)sim_param(SIM_P_DEVICE_MEM);
+  pthread_rwlock_rdlock(&lock);
+  size_t dev = (size_t)sim_current_device();
+  size_t used = dev < ndev ? dev_used[dev] : 0;
+  pthread_rwlock_unlock(&lock);
+  *total = limit;
+  *free_bytes = limit - used;
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr, const void *ptr) {
+  if (!attr) return sim_cuda_error(cudaErrorInvalidValue);
+  sim_alloc_info a;
+  memset(attr, 0, sizeof *attr);
+  attr->device = -1;
+  if (!ptr || !sim_mem_lookup(ptr, &a)) {
+    attr->type = cudaMemoryTypeUnregistered;
+    return cudaSuccess;
+  }
+  attr->type = a.kind == SIM_MEM_HOST ? cudaMemoryTypeHost : cudaMemoryTypeDevice;
+  attr->device = a.kind == SIM_MEM_HOST ? sim_current_device() : a.device;
+  attr->devicePointer = (void *)ptr;
+  attr->hostPointer = a.kind == SIM_MEM_HOST ? (void *)ptr : NULL;
+  return cudaSuccess;
+}
+
+/* ncclMemAlloc/ncclMemFree live here because they are simulated device
+ * memory of a kind of their own: windows require it, as real NCCL's require
+ * cuMem allocations. Sizes round up to the window alignment (4096 bytes),
+ * as real NCCL rounds to the allocation granularity. */
+SIM_EXPORT ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
+  if (!ptr) {
+    SIM_WARN(SIM_ALLOC, "ncclMemAlloc: ptr is NULL");
+    return ncclInvalidArgument;
+  }
+  *ptr = NULL;
+  if (size == 0) {
+    SIM_WARN(SIM_ALLOC, "ncclMemAlloc: size is 0");
+    return ncclInvalidArgument;
+  }
+  size_t rounded = (size + NCCL_WIN_REQUIRED_ALIGNMENT - 1) / NCCL_WIN_REQUIRED_ALIGNMENT * NCCL_WIN_REQUIRED_ALIGNMENT;
+  if (rounded < size) return ncclInvalidArgument;
+  cudaError_t e = sim_mem_alloc(ptr, rounded, sim_current_device(), SIM_MEM_NCCL, NCCL_WIN_REQUIRED_ALIGNMENT);
+  if (e != cudaSuccess) {
+    SIM_WARN(SIM_ALLOC, "ncclMemAlloc: %zu bytes on device %d: %s", size, sim_current_device(), cudaGetErrorName(e));
+    return e == cudaErrorMemoryAllocation ? ncclSystemError : ncclUnhandledCudaError;
+  }
+  return ncclSuccess;
+}
+
+SIM_EXPORT ncclResult_t ncclMemFree(void *ptr) {
+  if (!ptr) return ncclSuccess;
+  if (sim_mem_free(ptr, SIM_MEM_NCCL) != cudaSuccess) {
+    SIM_WARN(SIM_ALLOC, "ncclMemFree: %p was not returned by ncclMemAlloc (or was freed already)", ptr);
+    return ncclInvalidArgument;
+  }
+  return ncclSuccess;
+}

@@ -1,0 +1,295 @@
+/*
+ * sim/cuda/stream.c — streams as FIFO work queues.
+ *
+ * Each stream owns one worker thread, started on first use, that runs its
+ * ops in order; host calls only append, so they return at once as on a GPU.
+ * Stream objects are never unmapped: a destroyed stream goes back to a pool
+ * with its magic cleared, so validating a stale handle is a safe read.
+ * A failed op leaves a sticky error on the stream (reported by synchronize
+ * and query); later ops still run, told of the error, so that they release
+ * whoever waits on them instead of hanging.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+#define STREAM_MAGIC 0x5354524du
+
+struct CUstream_st {
+  _Atomic uint32_t magic;
+  int device;
+  unsigned flags;
+  bool is_default;
+  pthread_mutex_t lock; /* guards head, tail, started */
+  sim_op *head, *tail;
+  _Atomic uint64_t enqueued, completed;
+  _Atomic int err; /* sticky cudaError_t */
+  _Atomic int stop;
+  bool started;
+  pthread_t worker;
+  sim_waitq work_wq; /* woken on enqueue and stop */
+  sim_waitq done_wq; /* woken when an op completes */
+  struct CUstream_st *next_all; /* every stream ever made */
+};
+
+static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static sim_stream *all_streams; /* live and pooled */
+static sim_stream **defaults;   /* per device */
+static int ndefaults;
+
+static bool has_work(void *arg) {
+  sim_stream *s = arg;
+  return atomic_load_explicit(&s->enqueued, memory_order_acquire) !=
+             atomic_load_explicit(&s->completed, memory_order_relaxed) ||
+         atomic_load(&s->stop);
+}
+
+static void *worker_main(void *arg) {
+  sim_stream *s = arg;
+  /* Ops (CUDA calls made from inside them, logging) see the stream's device. */
+  cudaSetDevice(s->device);
+  for (;;) {
+    sim_waitq_wait(&s->work_wq, has_work, s, NULL, UINT64_MAX);
+    pthread_mutex_lock(&s->lock);
+    sim_op *op = s->head;
+    if (op) {
+      s->head = op->next;
+      if (!s->head) s->tail = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (!op) {
+      if (atomic_load(&s->stop)) return NULL;
+      continue;
+    }
+    cudaError_t before = (cudaError_t)atomic_load(&s->err);
+    cudaError_t e = op->run(op, before);
+    if (e != cudaSuccess && before == cudaSuccess) {
+      SIM_INFO(SIM_STREAM, "stream %p (device %d): %s failed: %s", (void *)s, s->device, op->what,
+               cudaGetErrorName(e));
+      atomic_store(&s->err, e);
+    }
+    op->release(op);
+    atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+    sim_waitq_wake(&s->done_wq);
+  }
+}
+
+/* A pooled or new stream, not yet published. Caller holds streams_lock. */
+static sim_stream *stream_make(int device, unsigned flags, bool is_default) {
+  sim_stream *s = NULL;
+  for (sim_stream *p = all_streams; p; p = p->next_all)
+    if (atomic_load(&p->magic) == 0 && !p->started) {
+      s = p;
+      break;
+    }
+  if (!s) {
+    s = sim_calloc(1, sizeof *s);
+    if (!s) return NULL;
+    pthread_mutex_init(&s->lock, NULL);
+    s->next_all = all_streams;
+    all_streams = s;
+  }
+  s->device = device;
+  s->flags = flags;
+  s->is_default = is_default;
+  s->head = s->tail = NULL;
+  atomic_store(&s->enqueued, 0);
+  atomic_store(&s->completed, 0);
+  atomic_store(&s->err, cudaSuccess);
+  atomic_store(&s->stop, 0);
+  atomic_store(&s->magic, STREAM_MAGIC);
+  return s;
+}
+
+static sim_stream *default_stream(int device) {
+  pthread_mutex_lock(&streams_lock);
+  if (device >= ndefaults) {
+    int n = device + 1 > sim_device_count() ? device + 1 : sim_device_count();
+    sim_stream **d = sim_realloc(defaults, (size_t)n * sizeof *d);
+    if (!d) {
+      pthread_mutex_unlock(&streams_lock);
+      return NULL;
+    }
+    memset(d + ndefaults, 0, (size_t)(n - ndefaults) * sizeof *d);
+    defaults = d;
+    ndefaults = n;
+  }
+  if (!defaults[device]) defaults[device] = stream_make(device, cudaStreamDefault, true);
+  sim_stream *s = defaults[device];
+  pthread_mutex_unlock(&streams_lock);
+  return s;
+}
+
+sim_stream *sim_stream_resolve(cudaStream_t h, cudaError_t *err) {
+  sim_stream *s = h ? (sim_stream *)h : default_stream(sim_current_device());
+  if (!s) {
+    *err = cudaErrorMemoryAllocation;
+    return NULL;
+  }
+  if (atomic_load(&s->magic) != STREAM_MAGIC) {
+    SIM_WARN(SIM_STREAM, "stream %p is not a live stream (destroyed, or never created)", (void *)h);
+    *err = cudaErrorInvalidResourceHandle;
+    return NULL;
+  }
+  *err = cudaSuccess;
+  return s;
+}
+
+int sim_stream_device(sim_stream *s) { return s->device; }
+
+cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
+  op->next = NULL;
+  pthread_mutex_lock(&s->lock);
+  if (!s->started) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, (size_t)sim_param_int(SIM_P_STACK_KB) * 1024);
+    int rc = pthread_create(&s->worker, &attr, worker_main, s);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+      pthread_mutex_unlock(&s->lock);
+      SIM_WARN(SIM_STREAM, "cannot start the worker of stream %p: %s", (void *)s, strerror(rc));
+      return cudaErrorMemoryAllocation;
+    }
+    s->started = true;
+  }
+  if (s->tail) s->tail->next = op;
+  else s->head = op;
+  s->tail = op;
+  atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_release);
+  pthread_mutex_unlock(&s->lock);
+  sim_waitq_wake(&s->work_wq);
+  return cudaSuccess;
+}
+
+typedef struct {
+  sim_stream *s;
+  uint64_t target;
+} drain_arg;
+
+static bool drained(void *arg) {
+  drain_arg *d = arg;
+  return atomic_load_explicit(&d->s->completed, memory_order_acquire) >= d->target;
+}
+
+cudaError_t sim_stream_drain(sim_stream *s) {
+  drain_arg d = {s, atomic_load(&s->enqueued)};
+  /* Every op that can block has its own deadline, so this wait ends. */
+  sim_waitq_wait(&s->done_wq, drained, &d, NULL, UINT64_MAX);
+  return (cudaError_t)atomic_load(&s->err);
+}
+
+cudaError_t sim_device_drain(int device) {
+  /* Snapshot the device's live streams, then drain each outside the lock. */
+  sim_stream *list[256];
+  int n = 0;
+  cudaError_t first = cudaSuccess;
+  sim_stream *d = default_stream(device);
+  if (d) first = sim_stream_drain(d);
+  pthread_mutex_lock(&streams_lock);
+  sim_stream *p = all_streams;
+  pthread_mutex_unlock(&streams_lock);
+  for (; p; p = p->next_all) {
+    /* all_streams only grows at the head, so walking from a snapshot of the
+     * head is safe without the lock. */
+    if (atomic_load(&p->magic) == STREAM_MAGIC && p->device == device && p != d) {
+      list[n++] = p;
+      if (n == (int)(sizeof list / sizeof list[0])) {
+        for (int i = 0; i < n; i++) {
+          cudaError_t e = sim_stream_drain(list[i]);
+          if (first == cudaSuccess) first = e;
+        }
+        n = 0;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    cudaError_t e = sim_stream_drain(list[i]);
+    if (first == cudaSuccess) first = e;
+  }
+  return first;
+}
+
+SIM_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned int flags) {
+  if (!ps || (flags & ~(unsigned)cudaStreamNonBlocking)) return sim_cuda_error(cudaErrorInvalidValue);
+  pthread_mutex_lock(&streams_lock);
+  sim_stream *s = stream_make(sim_current_device(), flags, false);
+  pthread_mutex_unlock(&streams_lock);
+  if (!s) return sim_cuda_error(cudaErrorMemoryAllocation);
+  *ps = s;
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *ps) {
+  return cudaStreamCreateWithFlags(ps, cudaStreamDefault);
+}
+
+SIM_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t h) {
+  cudaError_t err;
+  if (!h) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  sim_stream *s = sim_stream_resolve(h, &err);
+  if (!s) return sim_cuda_error(err);
+  if (s->is_default) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  /* CUDA lets queued work finish after destroy returns; we finish it first,
+   * which callers cannot tell apart except by timing. */
+  sim_stream_drain(s);
+  atomic_store(&s->magic, 0);
+  pthread_mutex_lock(&s->lock);
+  bool started = s->started;
+  pthread_mutex_unlock(&s->lock);
+  if (started) {
+    atomic_store(&s->stop, 1);
+    sim_waitq_wake(&s->work_wq);
+    pthread_join(s->worker, NULL);
+  }
+  pthread_mutex_lock(&streams_lock);
+  s->started = false; /* back in the pool */
+  pthread_mutex_unlock(&streams_lock);
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t h) {
+  cudaError_t err;
+  sim_stream *s = sim_stream_resolve(h, &err);
+  if (!s) return sim_cuda_error(err);
+  return sim_cuda_error(sim_stream_drain(s));
+}
+
+SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
+  cudaError_t err;
+  sim_stream *s = sim_stream_resolve(h, &err);
+  if (!s) return sim_cuda_error(err);
+  cudaError_t e = (cudaError_t)atomic_load(&s->err);
+  if (e != cudaSuccess) return sim_cuda_error(e);
+  return atomic_load(&s->completed) == atomic_load(&s->enqueued) ? cudaSuccess : cudaErrorNotReady;
+}
+
+typedef struct {
+  sim_op op;
+  cudaHostFn_t fn;
+  void *arg;
+} host_fn_op;
+
+static cudaError_t host_fn_run(sim_op *op, cudaError_t err) {
+  host_fn_op *h = (host_fn_op *)op;
+  if (err == cudaSuccess) h->fn(h->arg);
+  return cudaSuccess;
+}
+
+static void op_free(sim_op *op) { sim_free(op); }
+
+SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t h, cudaHostFn_t fn, void *arg) {
+  cudaError_t err;
+  if (!fn) return sim_cuda_error(cudaErrorInvalidValue);
+  sim_stream *s = sim_stream_resolve(h, &err);
+  if (!s) return sim_cuda_error(err);
+  host_fn_op *op = sim_calloc(1, sizeof *op);
+  if (!op) return sim_cuda_error(cudaErrorMemoryAllocation);
+  op->op.run = host_fn_run;
+  op->op.release = op_free;
+  op->op.what = "cudaLaunchHostFunc";
+  op->fn = fn;
+  op->arg = arg;
+  return sim_cuda_error(sim_stream_enqueue(s, &op->op));
+}

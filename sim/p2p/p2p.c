@@ -1,0 +1,229 @@
+/*
+ * sim/p2p/p2p.c — ncclSend/ncclRecv as a rendezvous.
+ *
+ * Each receiver has a mailbox holding, per sender, the ordered queues of
+ * posted sends and receives between the two (NCCL matches a pair's
+ * operations in call order). Whichever side posts second takes the head of
+ * the other queue and copies the bytes once, from the send buffer straight
+ * into the receive buffer, then completes both. Counts and datatypes are
+ * compared at the match: a disagreement fails both sides with a diagnostic
+ * rather than truncating.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "../sim.h"
+#include "../transport.h"
+
+enum { QUEUED = 0, TAKEN = 1, DONE = 2 };
+
+typedef struct p2p_task {
+  sim_task base;
+  struct p2p_task *qnext;
+  bool is_send;
+  void *buf;
+  size_t count;
+  ncclDataType_t dt;
+  int peer;
+  _Atomic int state;
+  ncclResult_t result; /* written before state becomes DONE */
+  sim_waitq wq;
+} p2p_task;
+
+typedef struct {
+  p2p_task *head, *tail;
+} queue;
+
+typedef struct {
+  pthread_mutex_t lock;
+  queue *sends; /* by sender */
+  queue *recvs; /* by sender */
+} mailbox;
+
+typedef struct {
+  int nranks;
+  mailbox *mb; /* by receiver */
+} p2p_state;
+
+static ncclResult_t p2p_clique_init(sim_clique *c) {
+  p2p_state *st = sim_calloc(1, sizeof *st);
+  if (!st) return ncclSystemError;
+  st->nranks = c->nranks;
+  st->mb = sim_calloc((size_t)c->nranks, sizeof *st->mb);
+  if (!st->mb) goto fail;
+  for (int r = 0; r < c->nranks; r++) {
+    mailbox *m = &st->mb[r];
+    pthread_mutex_init(&m->lock, NULL);
+    m->sends = sim_calloc((size_t)c->nranks, sizeof *m->sends);
+    m->recvs = sim_calloc((size_t)c->nranks, sizeof *m->recvs);
+    if (!m->sends || !m->recvs) goto fail;
+  }
+  c->area[SIM_AREA_P2P] = st;
+  return ncclSuccess;
+fail:
+  if (st->mb)
+    for (int r = 0; r < c->nranks; r++) {
+      sim_free(st->mb[r].sends);
+      sim_free(st->mb[r].recvs);
+    }
+  sim_free(st->mb);
+  sim_free(st);
+  return ncclSystemError;
+}
+
+static void p2p_clique_fini(sim_clique *c) {
+  p2p_state *st = c->area[SIM_AREA_P2P];
+  if (!st) return;
+  for (int r = 0; r < st->nranks; r++) {
+    pthread_mutex_destroy(&st->mb[r].lock);
+    sim_free(st->mb[r].sends);
+    sim_free(st->mb[r].recvs);
+  }
+  sim_free(st->mb);
+  sim_free(st);
+  c->area[SIM_AREA_P2P] = NULL;
+}
+
+const sim_area sim_area_p2p = {"p2p", p2p_clique_init, p2p_clique_fini, NULL};
+
+static void push(queue *q, p2p_task *t) {
+  t->qnext = NULL;
+  if (q->tail) q->tail->qnext = t;
+  else q->head = t;
+  q->tail = t;
+}
+
+static p2p_task *pop(queue *q) {
+  p2p_task *t = q->head;
+  if (t) {
+    q->head = t->qnext;
+    if (!q->head) q->tail = NULL;
+    atomic_store_explicit(&t->state, TAKEN, memory_order_relaxed);
+  }
+  return t;
+}
+
+static bool unlink_task(queue *q, p2p_task *t) {
+  p2p_task *prev = NULL;
+  for (p2p_task *p = q->head; p; prev = p, p = p->qnext)
+    if (p == t) {
+      if (prev) prev->qnext = p->qnext;
+      else q->head = p->qnext;
+      if (q->tail == p) q->tail = prev;
+      return true;
+    }
+  return false;
+}
+
+static void complete(p2p_task *t, ncclResult_t res) {
+  t->result = res;
+  atomic_store_explicit(&t->state, DONE, memory_order_release);
+  sim_waitq_wake(&t->wq);
+}
+
+/* Runs on whichever side posted second. */
+static void match(p2p_task *s, p2p_task *r) {
+  ncclComm_t sc = s->base.comm, rc = r->base.comm;
+  ncclResult_t res = ncclSuccess;
+  if (s->count != r->count || s->dt != r->dt) {
+    res = ncclInvalidUsage;
+    const char *fmt =
+        "mismatched point-to-point pair: rank %d ncclSend(count=%zu, %s) to rank %d, rank %d ncclRecv(count=%zu, "
+        "%s) from rank %d (ncclsim checks this; real NCCL would truncate or hang)";
+    sim_comm_fail(sc, res, fmt, sc->rank, s->count, sim_dtype_name(s->dt), rc->rank, rc->rank, r->count,
+                  sim_dtype_name(r->dt), sc->rank);
+    sim_comm_fail(rc, res, fmt, sc->rank, s->count, sim_dtype_name(s->dt), rc->rank, rc->rank, r->count,
+                  sim_dtype_name(r->dt), sc->rank);
+  } else {
+    sim_clique *c = sc->clique;
+    size_t bytes = s->count * sim_dtype_size(s->dt);
+    c->tp->copy(c->tp->map_peer(c, rc->rank, r->buf), c->tp->map_peer(c, sc->rank, s->buf), bytes);
+    SIM_TRACE(SIM_P2P, "rank %d -> rank %d: %zu bytes", sc->rank, rc->rank, bytes);
+  }
+  complete(s, res);
+  complete(r, res);
+}
+
+static ncclResult_t p2p_post(sim_task *base) {
+  p2p_task *t = (p2p_task *)base;
+  p2p_state *st = base->comm->clique->area[SIM_AREA_P2P];
+  int me = base->comm->rank;
+  int recver = t->is_send ? t->peer : me, sender = t->is_send ? me : t->peer;
+  mailbox *m = &st->mb[recver];
+  atomic_store(&t->state, QUEUED);
+  pthread_mutex_lock(&m->lock);
+  p2p_task *other = t->is_send ? pop(&m->recvs[sender]) : pop(&m->sends[sender]);
+  if (!other) push(t->is_send ? &m->sends[sender] : &m->recvs[sender], t);
+  else atomic_store_explicit(&t->state, TAKEN, memory_order_relaxed);
+  pthread_mutex_unlock(&m->lock);
+  if (other) t->is_send ? match(t, other) : match(other, t);
+  return ncclSuccess;
+}
+
+static bool p2p_done(void *arg) {
+  return atomic_load_explicit(&((p2p_task *)arg)->state, memory_order_acquire) == DONE;
+}
+
+static ncclResult_t p2p_wait(sim_task *base, uint64_t deadline) {
+  p2p_task *t = (p2p_task *)base;
+  sim_clique *c = base->comm->clique;
+  int rc = sim_waitq_wait(&t->wq, p2p_done, t, sim_clique_cancel(c), deadline);
+  if (rc == 0) return t->result;
+  /* Withdraw, unless the peer took us already: then its copy is finishing. */
+  p2p_state *st = c->area[SIM_AREA_P2P];
+  int me = base->comm->rank;
+  int recver = t->is_send ? t->peer : me, sender = t->is_send ? me : t->peer;
+  mailbox *m = &st->mb[recver];
+  pthread_mutex_lock(&m->lock);
+  bool withdrawn = unlink_task(t->is_send ? &m->sends[sender] : &m->recvs[sender], t);
+  pthread_mutex_unlock(&m->lock);
+  if (!withdrawn) {
+    sim_waitq_wait(&t->wq, p2p_done, t, NULL, UINT64_MAX);
+    return t->result;
+  }
+  return rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
+}
+
+static void p2p_describe(sim_task *base, char *buf, size_t len) {
+  p2p_task *t = (p2p_task *)base;
+  snprintf(buf, len, "%s(count=%zu, %s, peer=%d): %s rank %d's matching %s", t->is_send ? "ncclSend" : "ncclRecv",
+           t->count, sim_dtype_name(t->dt), t->peer,
+           atomic_load(&t->state) == QUEUED ? "waiting for" : "matched with", t->peer,
+           t->is_send ? "ncclRecv" : "ncclSend");
+}
+
+static void p2p_release(sim_task *base) { sim_free(base); }
+
+static const struct sim_task_ops send_ops = {"ncclSend", p2p_post, p2p_wait, p2p_describe, p2p_release};
+static const struct sim_task_ops recv_ops = {"ncclRecv", p2p_post, p2p_wait, p2p_describe, p2p_release};
+
+static ncclResult_t enqueue(bool is_send, void *buf, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
+                            cudaStream_t stream) {
+  const char *op = is_send ? "ncclSend" : "ncclRecv";
+  ncclResult_t res;
+  if ((res = sim_comm_check(comm, op)) != ncclSuccess) return sim_group_error(res);
+  if ((res = sim_check_peer(comm, peer, op)) != ncclSuccess) return sim_group_error(res);
+  if ((res = sim_check_buffer(comm, buf, count, dt, op, is_send ? "sendbuff" : "recvbuff")) != ncclSuccess)
+    return sim_group_error(res);
+  p2p_task *t = sim_calloc(1, sizeof *t);
+  if (!t) return sim_group_error(ncclSystemError);
+  t->base.ops = is_send ? &send_ops : &recv_ops;
+  t->base.comm = comm;
+  t->base.bytes = count * sim_dtype_size(dt);
+  t->is_send = is_send;
+  t->buf = buf;
+  t->count = count;
+  t->dt = dt;
+  t->peer = peer;
+  return sim_task_submit(&t->base, stream);
+}
+
+SIM_EXPORT ncclResult_t ncclSend(const void *buf, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
+                                 cudaStream_t stream) {
+  return enqueue(true, (void *)buf, count, dt, peer, comm, stream);
+}
+
+SIM_EXPORT ncclResult_t ncclRecv(void *buf, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
+                                 cudaStream_t stream) {
+  return enqueue(false, buf, count, dt, peer, comm, stream);
+}

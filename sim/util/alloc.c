@@ -1,0 +1,52 @@
+/*
+ * sim/util/alloc.c — the one allocation hook of the simulator.
+ *
+ * Everything the simulator allocates, its own state and simulated device
+ * memory, comes through here, so a test can make the Nth allocation fail
+ * (SQLite-style fault loop) with ncclsimAllocFailAfter().
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim.h"
+
+static _Atomic uint64_t calls;     /* allocations since the last ncclsimAllocFailAfter */
+static _Atomic uint64_t fail_at;   /* fail when calls reaches this; 0: never */
+
+static bool should_fail(void) {
+  uint64_t n = atomic_fetch_add(&calls, 1) + 1;
+  uint64_t at = atomic_load(&fail_at);
+  if (at && n == at) {
+    SIM_INFO(SIM_ALLOC, "injected failure of allocation %llu", (unsigned long long)n);
+    return true;
+  }
+  return false;
+}
+
+void *sim_malloc(size_t size) { return should_fail() ? NULL : malloc(size ? size : 1); }
+
+void *sim_calloc(size_t n, size_t size) { return should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1); }
+
+void *sim_realloc(void *p, size_t size) { return should_fail() ? NULL : realloc(p, size ? size : 1); }
+
+void *sim_aligned_alloc(size_t align, size_t size) {
+  if (should_fail()) return NULL;
+  void *p = NULL;
+  if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1)) return NULL;
+  return p;
+}
+
+void sim_free(void *p) { free(p); }
+
+char *sim_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = sim_malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+SIM_EXPORT uint64_t ncclsimAllocFailAfter(uint64_t n) {
+  uint64_t made = atomic_exchange(&calls, 0);
+  atomic_store(&fail_at, n);
+  return made;
+}

@@ -1,0 +1,158 @@
+/*
+ * sim/util/param.c — every NCCLSIM_* tunable, read once, in one place.
+ *
+ * A parameter's text comes from ncclsimParamSet() if set, else from the
+ * environment, else from its default; the parsed value is cached until the
+ * next ncclsimParamSet() (NCCL_PARAM-style).
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../sim.h"
+
+typedef struct {
+  const char *env; /* without the NCCLSIM_ prefix */
+  const char *dflt;
+  const char *doc;
+} param_def;
+
+static const param_def defs[SIM_P_COUNT] = {
+#define SIM_PARAM_DEF(id, env, dflt, doc) [SIM_P_##id] = {env, dflt, doc},
+    SIM_PARAMS(SIM_PARAM_DEF)
+#undef SIM_PARAM_DEF
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *override[SIM_P_COUNT]; /* from ncclsimParamSet */
+/* Every override text ever set stays reachable here: a caller of
+ * sim_param_text may still hold an old one. They are few and tiny. */
+typedef struct kept_text {
+  struct kept_text *next;
+  char text[];
+} kept_text;
+static kept_text *kept;
+static _Atomic int cached[SIM_P_COUNT];
+static double values[SIM_P_COUNT];
+static const char *texts[SIM_P_COUNT];
+
+/* GIN type names map to their ncclGinType_t value; -1 if unknown. */
+static int gin_value(const char *s) {
+  static const struct { const char *name; int v; } names[] = {
+      {"none", NCCL_GIN_TYPE_NONE}, {"proxy", NCCL_GIN_TYPE_PROXY},
+      {"gdaki", NCCL_GIN_TYPE_GDAKI}, {"gpi", NCCL_GIN_TYPE_GPI}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcasecmp(s, names[i].name) == 0) return names[i].v;
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (*s && !*end && (v == 0 || (v >= 2 && v <= 4))) return (int)v;
+  return -1;
+}
+
+static bool is_gin(sim_param_id id) { return id == SIM_P_GIN_TYPE || id == SIM_P_RAILED_GIN_TYPE; }
+
+/* Parses text for id; false if malformed. */
+static bool parse(sim_param_id id, const char *text, double *out) {
+  if (is_gin(id)) {
+    int v = gin_value(text);
+    if (v < 0) return false;
+    *out = v;
+    return true;
+  }
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || *end || errno || !isfinite(v) || v < 0) return false;
+  *out = v;
+  return true;
+}
+
+static void load(sim_param_id id) {
+  pthread_mutex_lock(&lock);
+  if (!atomic_load_explicit(&cached[id], memory_order_acquire)) {
+    char env[64];
+    snprintf(env, sizeof env, "NCCLSIM_%s", defs[id].env);
+    const char *text = override[id] ? override[id] : getenv(env);
+    double v;
+    if (text && !parse(id, text, &v)) {
+      fprintf(stderr, "NCCLSIM WARN %s=\"%s\" is not valid (%s); using the default %s\n", env,
+              text, defs[id].doc, defs[id].dflt);
+      text = NULL;
+    }
+    if (!text) {
+      text = defs[id].dflt;
+      parse(id, text, &v);
+    }
+    texts[id] = text;
+    values[id] = v;
+    atomic_store_explicit(&cached[id], 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+double sim_param(sim_param_id id) {
+  if (!atomic_load_explicit(&cached[id], memory_order_acquire)) load(id);
+  return values[id];
+}
+
+int64_t sim_param_int(sim_param_id id) { return (int64_t)sim_param(id); }
+
+const char *sim_param_text(sim_param_id id) {
+  if (!atomic_load_explicit(&cached[id], memory_order_acquire)) load(id);
+  return texts[id];
+}
+
+uint64_t sim_timeout_ns(void) { return (uint64_t)(sim_param(SIM_P_TIMEOUT) * 1e9); }
+
+static int find(const char *name) {
+  if (!name) return -1;
+  if (strncmp(name, "NCCLSIM_", 8) == 0) name += 8;
+  for (int i = 0; i < SIM_P_COUNT; i++)
+    if (strcmp(defs[i].env, name) == 0) return i;
+  return -1;
+}
+
+SIM_EXPORT ncclResult_t ncclsimParamSet(const char *name, const char *value) {
+  int id = find(name);
+  if (id < 0) {
+    SIM_WARN(SIM_INIT, "ncclsimParamSet: no parameter named \"%s\"", name ? name : "(null)");
+    return ncclInvalidArgument;
+  }
+  double v;
+  if (value && !parse((sim_param_id)id, value, &v)) {
+    SIM_WARN(SIM_INIT, "ncclsimParamSet: \"%s\" is not a valid value for NCCLSIM_%s (%s)", value,
+             defs[id].env, defs[id].doc);
+    return ncclInvalidArgument;
+  }
+  kept_text *k = NULL;
+  if (value) {
+    size_t n = strlen(value) + 1;
+    if (!(k = malloc(sizeof *k + n))) return ncclSystemError;
+    memcpy(k->text, value, n);
+  }
+  pthread_mutex_lock(&lock);
+  if (k) {
+    k->next = kept;
+    kept = k;
+  }
+  override[id] = k ? k->text : NULL;
+  atomic_store_explicit(&cached[id], 0, memory_order_release);
+  pthread_mutex_unlock(&lock);
+  return ncclSuccess;
+}
+
+SIM_EXPORT const char *ncclsimParamGet(const char *name) {
+  int id = find(name);
+  return id < 0 ? NULL : sim_param_text((sim_param_id)id);
+}
+
+SIM_EXPORT void ncclsimParamDump(void *out) {
+  FILE *f = out ? (FILE *)out : stdout;
+  for (int i = 0; i < SIM_P_COUNT; i++)
+    fprintf(f, "NCCLSIM_%s=%s\t(default %s) %s\n", defs[i].env, sim_param_text((sim_param_id)i),
+            defs[i].dflt, defs[i].doc);
+}
