@@ -157,7 +157,7 @@ void sim_mem_stats(size_t *count, size_t *bytes);
 
 /* ------------------------------------------------------------------------
  * Streams (cuda/stream.c). An op is run once, in FIFO order, by the
- * stream's worker. `stream_err` is the stream's sticky error before this op:
+ * stream's worker. `stream_err` is the stream's pending error before this op:
  * when it is not cudaSuccess the op must complete quickly (fail, but still
  * release waiters). run() returns the error that poisons the stream, or
  * cudaSuccess. release() frees the op; it is called after run(). */

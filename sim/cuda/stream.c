@@ -5,9 +5,11 @@
  * ops in order; host calls only append, so they return at once as on a GPU.
  * Stream objects are never unmapped: a destroyed stream goes back to a pool
  * with its magic cleared, so validating a stale handle is a safe read.
- * A failed op leaves a sticky error on the stream (reported by synchronize
- * and query); later ops still run, told of the error, so that they release
- * whoever waits on them instead of hanging.
+ * A failed op leaves an error on the stream; ops queued behind it still run,
+ * told of the error, so that they release whoever waits on them instead of
+ * hanging (they move no data). The next synchronize (or a query that finds
+ * the stream idle) reports the error once and clears it, so a stream stays
+ * usable after a failed NCCL call; the communicator keeps its async error.
  */
 #include <errno.h>
 #include <string.h>
@@ -24,7 +26,7 @@ struct CUstream_st {
   pthread_mutex_t lock; /* guards head, tail, started */
   sim_op *head, *tail;
   _Atomic uint64_t enqueued, completed;
-  _Atomic int err; /* sticky cudaError_t */
+  _Atomic int err; /* cudaError_t not yet reported by a synchronize */
   _Atomic int stop;
   bool started;
   pthread_t worker;
@@ -177,7 +179,7 @@ cudaError_t sim_stream_drain(sim_stream *s) {
   drain_arg d = {s, atomic_load(&s->enqueued)};
   /* Every op that can block has its own deadline, so this wait ends. */
   sim_waitq_wait(&s->done_wq, drained, &d, NULL, UINT64_MAX);
-  return (cudaError_t)atomic_load(&s->err);
+  return (cudaError_t)atomic_exchange(&s->err, cudaSuccess);
 }
 
 cudaError_t sim_device_drain(int device) {
@@ -260,9 +262,8 @@ SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
   cudaError_t err;
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
-  cudaError_t e = (cudaError_t)atomic_load(&s->err);
-  if (e != cudaSuccess) return sim_cuda_error(e);
-  return atomic_load(&s->completed) == atomic_load(&s->enqueued) ? cudaSuccess : cudaErrorNotReady;
+  if (atomic_load(&s->completed) != atomic_load(&s->enqueued)) return cudaErrorNotReady;
+  return sim_cuda_error((cudaError_t)atomic_exchange(&s->err, cudaSuccess));
 }
 
 typedef struct {
