@@ -247,9 +247,6 @@ static void drain(ncclComm_t comm, const char *op) {
   sim_waitq_wait(&comm->inflight_wq, idle, comm, NULL, UINT64_MAX);
 }
 
-/* Not yet in a clique (failed or pending init): handled by init.c. */
-ncclResult_t sim_init_cancel(ncclComm_t comm);
-
 static ncclResult_t teardown(ncclComm_t comm, const char *op, bool abort) {
   if (!comm) return ncclSuccess;
   if (comm->magic != SIM_COMM_MAGIC) {

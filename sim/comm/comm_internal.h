@@ -16,5 +16,7 @@ void sim_clique_unref(sim_clique *c);
 void sim_options_resolve(ncclsimCommOptions_t *out);
 /* Validates a config: NULL is fine; bad magic is ncclInvalidArgument. */
 ncclResult_t sim_config_check(const ncclConfig_t *config, const char *op);
+/* Withdraws a rank from an unfinished init rendezvous (no-op otherwise). */
+ncclResult_t sim_init_cancel(ncclComm_t comm);
 
 #endif
