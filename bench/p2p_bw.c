@@ -1,11 +1,17 @@
 /*
- * bench/p2p_bw.c — send/recv bandwidth between two ranks, against memcpy.
+ * bench/p2p_bw.c — send/recv bandwidth between two ranks: raw NCCL, nccl4c,
+ * and memcpy, in one run.
  *
- * Rank 0 sends to rank 1, one thread per rank, 1 KiB to 256 MiB. In the
- * same run, single-thread memcpy between the same two buffers gives the
- * machine's limit; a send/recv is one copy, so the ratio says what the
- * rendezvous costs. Output: one `key=value` line per measurement.
- * Built against nccl4c's backend headers, so it also runs on real NCCL.
+ * Rank 0 sends to rank 1, one thread per rank (rank r on device r mod the
+ * device count), 1 KiB to 256 MiB. Each size is measured through raw
+ * ncclSend/ncclRecv and through n4c_comm_send/recv on the same
+ * communicator. Single-thread memcpy between the same two buffers gives the
+ * host's copy limit (on ncclsim a send/recv is one such copy). Last, the
+ * host-side cost of an nccl4c call over the raw call is measured over 10^5
+ * grouped 1-byte send/recv pairs.
+ *
+ * Output: `key=value` lines, one per measurement, then a summary line.
+ * Usage: p2p_bw [max_bytes]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -14,17 +20,18 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
+#include "nccl4c.h"
 
-#define MAX_BYTES ((size_t)256 << 20)
+#define CALLS 100000
 
 static ncclUniqueId id;
 static pthread_barrier_t bar;
 static char *bufs[2];
-static double sim_secs; /* per iteration, measured by the receiver */
-static int iters;
+static size_t max_bytes = (size_t)256 << 20;
 static size_t cur_bytes;
+static int iters;
+static double secs[2];      /* per iteration: raw, n4c (measured by the receiver) */
+static double call_secs[2]; /* per call: raw, n4c (rank 0) */
 
 static double now(void) {
   struct timespec ts;
@@ -32,86 +39,135 @@ static double now(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int iters_for(size_t bytes) {
-  size_t target = (size_t)1 << 30; /* ~1 GiB moved per size */
-  size_t n = target / bytes;
-  return n < 5 ? 5 : n > 20000 ? 20000 : (int)n;
-}
-
-#define CHECK(cond, what)                                      \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      fprintf(stderr, "p2p_bw: %s failed\n", what);            \
-      exit(1);                                                 \
-    }                                                          \
+#define CHECK(cond, what)                                                      \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "p2p_bw: %s failed: %s\n", what, n4c_last_error_message()); \
+      exit(1);                                                                 \
+    }                                                                          \
   } while (0)
 
+/* One transfer of `bytes` through raw NCCL (via=0) or nccl4c (via=1). */
+static void xfer(int via, int rank, n4c_comm_t *comm, size_t bytes, int dev, cudaStream_t s) {
+  int peer = 1 - rank;
+  if (via == 0) {
+    ncclComm_t h = n4c_comm_handle(comm);
+    ncclResult_t r = rank == 0 ? ncclSend(bufs[0], bytes, ncclUint8, peer, h, s)
+                               : ncclRecv(bufs[1], bytes, ncclUint8, peer, h, s);
+    CHECK(r == ncclSuccess, "ncclSend/ncclRecv");
+  } else {
+    n4c_buffer_t b = n4c_buffer(bufs[rank], bytes, ncclUint8, dev);
+    n4c_status_t st = rank == 0 ? n4c_comm_send(comm, &b, peer, s) : n4c_comm_recv(comm, &b, peer, s);
+    CHECK(st == N4C_OK, "n4c_comm_send/recv");
+  }
+}
+
 static void *rank_main(void *arg) {
-  int rank = (int)(long)arg;
-  ncclComm_t comm;
-  CHECK(cudaSetDevice(rank) == cudaSuccess, "cudaSetDevice");
-  CHECK(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "ncclCommInitRank");
-  CHECK(cudaMalloc((void **)&bufs[rank], MAX_BYTES) == cudaSuccess, "cudaMalloc");
-  CHECK(cudaMemset(bufs[rank], rank + 1, MAX_BYTES) == cudaSuccess, "cudaMemset"); /* touch every page */
+  int rank = (int)(long)arg, ndev = 1;
+  cudaGetDeviceCount(&ndev);
+  int dev = rank % ndev;
+  n4c_comm_t *comm;
   cudaStream_t s;
+  CHECK(cudaSetDevice(dev) == cudaSuccess, "cudaSetDevice");
+  CHECK(n4c_comm_init(&comm, 2, rank, &id, 1, NULL) == N4C_OK, "n4c_comm_init");
+  CHECK(cudaMalloc((void **)&bufs[rank], max_bytes) == cudaSuccess, "cudaMalloc");
+  CHECK(cudaMemset(bufs[rank], rank + 1, max_bytes) == cudaSuccess, "cudaMemset"); /* touch every page */
   CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
   for (;;) {
-    pthread_barrier_wait(&bar); /* main thread set cur_bytes */
+    pthread_barrier_wait(&bar); /* main set cur_bytes */
     size_t bytes = cur_bytes;
     if (!bytes) break;
-    /* warm-up */
-    if (rank == 0) ncclSend(bufs[0], bytes, ncclUint8, 1, comm, s);
-    else ncclRecv(bufs[1], bytes, ncclUint8, 0, comm, s);
-    cudaStreamSynchronize(s);
+    for (int via = 0; via < 2; via++) {
+      xfer(via, rank, comm, bytes, dev, s); /* warm-up */
+      CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+      pthread_barrier_wait(&bar);
+      double t0 = now();
+      for (int i = 0; i < iters; i++) xfer(via, rank, comm, bytes, dev, s);
+      CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+      if (rank == 1) secs[via] = (now() - t0) / iters;
+      pthread_barrier_wait(&bar);
+    }
+    pthread_barrier_wait(&bar); /* main's memcpy runs while ranks are idle */
+  }
+  /* Host-side cost per call: 10^5 grouped 1-byte pairs, raw then nccl4c. */
+  for (int via = 0; via < 2; via++) {
     pthread_barrier_wait(&bar);
-    double t0 = now();
-    for (int i = 0; i < iters; i++) {
-      ncclResult_t r = rank == 0 ? ncclSend(bufs[0], bytes, ncclUint8, 1, comm, s)
-                                 : ncclRecv(bufs[1], bytes, ncclUint8, 0, comm, s);
-      CHECK(r == ncclSuccess, rank == 0 ? "ncclSend" : "ncclRecv");
+    double t = 0;
+    for (int i = 0; i < CALLS; i++) {
+      double t0 = now();
+      if (via == 0) {
+        ncclGroupStart();
+        ncclSend(bufs[rank], 1, ncclUint8, 1 - rank, n4c_comm_handle(comm), s);
+        ncclRecv(bufs[rank] + 64, 1, ncclUint8, 1 - rank, n4c_comm_handle(comm), s);
+        ncclGroupEnd();
+      } else {
+        n4c_buffer_t sb = n4c_buffer(bufs[rank], 1, ncclUint8, dev), rb = n4c_buffer(bufs[rank] + 64, 1, ncclUint8, dev);
+        n4c_group_start();
+        n4c_comm_send(comm, &sb, 1 - rank, s);
+        n4c_comm_recv(comm, &rb, 1 - rank, s);
+        n4c_group_end();
+      }
+      t += now() - t0;
+      if ((i & 1023) == 1023) cudaStreamSynchronize(s); /* keep the queue short */
     }
     CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
-    if (rank == 1) sim_secs = (now() - t0) / iters;
-    pthread_barrier_wait(&bar);
+    if (rank == 0) call_secs[via] = t / (4.0 * CALLS); /* 4 calls per pair: start, send, recv, end */
   }
   cudaStreamDestroy(s);
-  ncclCommDestroy(comm);
+  n4c_comm_free(comm);
   return NULL;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1) max_bytes = strtoull(argv[1], NULL, 0);
+  if (max_bytes < 1024) max_bytes = 1024;
   pthread_t th[2];
-  CHECK(ncclGetUniqueId(&id) == ncclSuccess, "ncclGetUniqueId");
+  CHECK(n4c_get_unique_id(&id) == N4C_OK, "n4c_get_unique_id");
   pthread_barrier_init(&bar, NULL, 3);
   for (long r = 0; r < 2; r++) pthread_create(&th[r], NULL, rank_main, (void *)r);
-  double ratio64 = 0;
-  for (size_t bytes = 1024; bytes <= MAX_BYTES; bytes *= 4) {
+  double ratio64 = -1, n4c_min_1m = 10;
+#ifdef NCCLSIM
+  const char *backend = "ncclsim";
+#else
+  const char *backend = "nccl";
+#endif
+  for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
+    size_t n = ((size_t)1 << 30) / bytes;
+    iters = n < 5 ? 5 : n > 20000 ? 20000 : (int)n;
     cur_bytes = bytes;
-    iters = iters_for(bytes);
-    pthread_barrier_wait(&bar); /* start */
-    pthread_barrier_wait(&bar); /* warmed up */
-    pthread_barrier_wait(&bar); /* timed loop done */
-    /* memcpy between the same buffers, after the ranks are idle */
-    memcpy(bufs[1], bufs[0], bytes);
+    pthread_barrier_wait(&bar);
+    for (int via = 0; via < 2; via++) {
+      pthread_barrier_wait(&bar);
+      pthread_barrier_wait(&bar);
+    }
+    memcpy(bufs[1], bufs[0], bytes); /* on ncclsim these are host memory */
     double t0 = now();
     for (int i = 0; i < iters; i++) {
       memcpy(bufs[1], bufs[0], bytes);
       __asm__ __volatile__("" ::: "memory");
     }
     double mc = (now() - t0) / iters;
-    double sim_gbps = bytes / sim_secs / 1e9, mc_gbps = bytes / mc / 1e9;
-    printf("bench=p2p_bw bytes=%zu iters=%d sim_gbps=%.3f memcpy_gbps=%.3f ratio=%.3f\n", bytes, iters, sim_gbps,
-           mc_gbps, sim_gbps / mc_gbps);
-    if (bytes == (size_t)64 << 20) ratio64 = sim_gbps / mc_gbps;
+    pthread_barrier_wait(&bar);
+    double raw = bytes / secs[0] / 1e9, n4c = bytes / secs[1] / 1e9, mcg = bytes / mc / 1e9;
+    printf("bench=p2p_bw backend=%s bytes=%zu iters=%d raw_gbps=%.3f n4c_gbps=%.3f n4c_over_raw=%.3f "
+           "memcpy_gbps=%.3f raw_over_memcpy=%.3f\n",
+           backend, bytes, iters, raw, n4c, n4c / raw, mcg, raw / mcg);
     fflush(stdout);
+    if (bytes == (size_t)64 << 20) ratio64 = raw / mcg;
+    if (bytes >= (size_t)1 << 20 && n4c / raw < n4c_min_1m) n4c_min_1m = n4c / raw;
   }
   cur_bytes = 0;
   pthread_barrier_wait(&bar);
+  for (int via = 0; via < 2; via++) pthread_barrier_wait(&bar);
   for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  printf("bench=p2p_bw summary ratio_64MiB=%.3f target=0.8 peak_rss_kib=%ld user_buffers_kib=%zu\n", ratio64,
-         ru.ru_maxrss, 2 * MAX_BYTES / 1024);
+  printf("bench=p2p_bw backend=%s call_overhead raw_ns_per_call=%.1f n4c_ns_per_call=%.1f overhead_ns=%.1f "
+         "target_ns=200\n",
+         backend, call_secs[0] * 1e9, call_secs[1] * 1e9, (call_secs[1] - call_secs[0]) * 1e9);
+  printf("bench=p2p_bw backend=%s summary raw_over_memcpy_64MiB=%.3f target=0.8 min_n4c_over_raw_from_1MiB=%.3f "
+         "target=0.99 peak_rss_kib=%ld user_buffers_kib=%zu\n",
+         backend, ratio64, n4c_min_1m, ru.ru_maxrss, 2 * max_bytes / 1024);
   cudaFree(bufs[0]);
   cudaFree(bufs[1]);
   return 0;
