@@ -116,12 +116,39 @@ static void test_argument_errors(void **state) {
   for (int r = 0; r < 2; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
 }
 
+/* One thread splits every rank inside a group: handles filled at group
+ * end, ranks ordered by key, NOCOLOR gives NULL. */
+static void test_split_in_group(void **state) {
+  enum { N = 4 };
+  ncclComm_t comms[N], sub[N];
+  assert_int_equal(ncclCommInitAll(comms, N, NULL), ncclSuccess);
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < N; r++)
+    assert_int_equal(ncclCommSplit(comms[r], r == 3 ? NCCL_SPLIT_NOCOLOR : r % 2, -r, &sub[r], NULL), ncclSuccess);
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  assert_null(sub[3]);
+  int n, rank;
+  assert_int_equal(ncclCommCount(sub[0], &n), ncclSuccess);
+  assert_int_equal(n, 2); /* ranks 0 and 2 */
+  assert_int_equal(ncclCommUserRank(sub[0], &rank), ncclSuccess);
+  assert_int_equal(rank, 1); /* key -0 > key -2 */
+  assert_int_equal(ncclCommUserRank(sub[2], &rank), ncclSuccess);
+  assert_int_equal(rank, 0);
+  assert_int_equal(ncclCommCount(sub[1], &n), ncclSuccess);
+  assert_int_equal(n, 1);
+  for (int r = 0; r < N; r++) {
+    assert_int_equal(ncclCommDestroy(sub[r]), ncclSuccess);
+    assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_matched_in_order),
       cmocka_unit_test(test_mismatch_fails_both),
       cmocka_unit_test(test_one_thread_drives_all),
       cmocka_unit_test(test_argument_errors),
+      cmocka_unit_test(test_split_in_group),
   };
   return cmocka_run_group_tests_name("sim_p2p", tests, NULL, NULL);
 }

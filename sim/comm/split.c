@@ -127,7 +127,8 @@ static bool round_done(void *arg) {
   return d;
 }
 
-static ncclResult_t split(ncclComm_t comm, int color, int key, int expected, ncclComm_t *out, const char *op) {
+/* Posts this rank's (color, key); never blocks. */
+static ncclResult_t split_post(ncclComm_t comm, int color, int key, int expected, sim_split_round **out) {
   sim_clique *c = comm->clique;
   pthread_mutex_lock(&c->lock);
   sim_split_round *r = round_get(c, comm->split_count, expected);
@@ -148,7 +149,13 @@ static ncclResult_t split(ncclComm_t comm, int color, int key, int expected, ncc
   }
   pthread_mutex_unlock(&c->lock);
   sim_waitq_wake(&c->wq);
+  *out = r;
+  return ncclSuccess;
+}
 
+/* Waits for the round to complete and takes this rank's communicator. */
+static ncclResult_t split_wait(ncclComm_t comm, sim_split_round *r, ncclComm_t *out, const char *op) {
+  sim_clique *c = comm->clique;
   round_arg a = {c, r};
   int rc = sim_waitq_wait(&c->wq, round_done, &a, sim_clique_cancel(c), r->deadline);
   pthread_mutex_lock(&c->lock);
@@ -175,6 +182,43 @@ static ncclResult_t split(ncclComm_t comm, int color, int key, int expected, ncc
   }
   pthread_mutex_unlock(&c->lock);
   return res;
+}
+
+/* Inside a group the wait moves to ncclGroupEnd, so one thread can split
+ * every rank; the new handle is filled then, as NCCL allows. */
+typedef struct {
+  sim_group_job job;
+  ncclComm_t comm;
+  sim_split_round *round;
+  ncclComm_t *out;
+  const char *op;
+} split_job;
+
+static ncclResult_t split_job_run(sim_group_job *job) {
+  split_job *j = (split_job *)job;
+  return split_wait(j->comm, j->round, j->out, j->op);
+}
+
+static void split_job_free(sim_group_job *job) { sim_free(job); }
+
+static ncclResult_t split(ncclComm_t comm, int color, int key, int expected, ncclComm_t *out, const char *op) {
+  split_job *job = NULL;
+  *out = NULL;
+  if (sim_group_depth() > 0 && !(job = sim_calloc(1, sizeof *job))) return sim_group_error(ncclSystemError);
+  sim_split_round *r;
+  ncclResult_t res = split_post(comm, color, key, expected, &r);
+  if (res != ncclSuccess) {
+    sim_free(job);
+    return sim_group_error(res);
+  }
+  if (!job) return split_wait(comm, r, out, op);
+  job->job.run = split_job_run;
+  job->job.release = split_job_free;
+  job->comm = comm;
+  job->round = r;
+  job->out = out;
+  job->op = op;
+  return sim_group_add_job(&job->job);
 }
 
 SIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
