@@ -1,0 +1,66 @@
+# tests/lib.mk — CMocka unit tests of nccl4c (lib/). Appends only.
+#
+# The tests link lib/libnccl4c_static.la (objects, not the shared library)
+# so that -Wl,--wrap=ncclX replaces nccl4c's NCCL calls with the mocks of
+# tests/lib_mock.c. Every NCCL function the tested code calls must be
+# wrapped here (except ncclGetErrorString, ncclGetVersion and
+# cudaGetErrorString, which come from the backend). They print TAP
+# (CMOCKA_MESSAGE_OUTPUT=TAP from tests/run-test.sh), hence the .tap names.
+
+LIB_TEST_WRAPS = \
+	-Wl,--wrap=ncclGetUniqueId \
+	-Wl,--wrap=ncclCommInitRankConfig \
+	-Wl,--wrap=ncclCommInitRankScalable \
+	-Wl,--wrap=ncclCommInitAll \
+	-Wl,--wrap=ncclCommSplit \
+	-Wl,--wrap=ncclCommFinalize \
+	-Wl,--wrap=ncclCommDestroy \
+	-Wl,--wrap=ncclCommAbort \
+	-Wl,--wrap=ncclCommCount \
+	-Wl,--wrap=ncclCommUserRank \
+	-Wl,--wrap=ncclCommCuDevice \
+	-Wl,--wrap=ncclCommGetAsyncError \
+	-Wl,--wrap=ncclGetLastError \
+	-Wl,--wrap=ncclCommMemStats \
+	-Wl,--wrap=ncclSend \
+	-Wl,--wrap=ncclRecv \
+	-Wl,--wrap=ncclGroupStart \
+	-Wl,--wrap=ncclGroupEnd \
+	-Wl,--wrap=ncclGroupSimulateEnd
+
+LIB_TEST_CF = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+LIB_TEST_LDF = $(AM_LDFLAGS) $(LIB_TEST_WRAPS)
+LIB_TEST_LINK = lib/libnccl4c_static.la $(BACKEND_LIBS) $(CMOCKA_LIBS)
+LIB_TEST_MOCK = tests/lib_mock.c tests/lib_mock.h
+
+if HAVE_CMOCKA
+LIB_TESTS = tests/lib_errors.tap tests/lib_comm.tap tests/lib_p2p.tap \
+	tests/lib_resource.tap tests/lib_alloc.tap
+check_PROGRAMS += $(LIB_TESTS)
+TESTS += $(LIB_TESTS)
+endif
+
+tests_lib_errors_tap_SOURCES = tests/lib_errors.c $(LIB_TEST_MOCK)
+tests_lib_errors_tap_CFLAGS = $(LIB_TEST_CF)
+tests_lib_errors_tap_LDFLAGS = $(LIB_TEST_LDF)
+tests_lib_errors_tap_LDADD = $(LIB_TEST_LINK)
+
+tests_lib_comm_tap_SOURCES = tests/lib_comm.c $(LIB_TEST_MOCK)
+tests_lib_comm_tap_CFLAGS = $(LIB_TEST_CF)
+tests_lib_comm_tap_LDFLAGS = $(LIB_TEST_LDF)
+tests_lib_comm_tap_LDADD = $(LIB_TEST_LINK)
+
+tests_lib_p2p_tap_SOURCES = tests/lib_p2p.c $(LIB_TEST_MOCK)
+tests_lib_p2p_tap_CFLAGS = $(LIB_TEST_CF)
+tests_lib_p2p_tap_LDFLAGS = $(LIB_TEST_LDF)
+tests_lib_p2p_tap_LDADD = $(LIB_TEST_LINK)
+
+tests_lib_resource_tap_SOURCES = tests/lib_resource.c $(LIB_TEST_MOCK)
+tests_lib_resource_tap_CFLAGS = $(LIB_TEST_CF)
+tests_lib_resource_tap_LDFLAGS = $(LIB_TEST_LDF)
+tests_lib_resource_tap_LDADD = $(LIB_TEST_LINK)
+
+tests_lib_alloc_tap_SOURCES = tests/lib_alloc.c $(LIB_TEST_MOCK)
+tests_lib_alloc_tap_CFLAGS = $(LIB_TEST_CF)
+tests_lib_alloc_tap_LDFLAGS = $(LIB_TEST_LDF)
+tests_lib_alloc_tap_LDADD = $(LIB_TEST_LINK)
