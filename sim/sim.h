@@ -225,7 +225,16 @@ struct sim_clique {
   const struct sim_transport *tp; /* how ranks reach each other (sim/transport.h) */
   void *area[SIM_AREA_COUNT];
   sim_waitq wq; /* generic clique-wide wait queue (rendezvous, split) */
+  /* One wait queue per rank, for waits on objects a peer may free as soon
+   * as it sees them complete (a task): the waker wakes the waiter's rank
+   * queue, which lives as long as the clique, never the object itself. */
+  sim_waitq *rank_wq;
 };
+
+/* The wait queue of `rank`, and a wake of it. Safe to call while the waker's
+ * own comm is alive, whatever became of the object that completed. */
+static inline sim_waitq *sim_rank_wq(sim_clique *c, int rank) { return &c->rank_wq[rank]; }
+static inline void sim_wake_rank(sim_clique *c, int rank) { sim_waitq_wake(&c->rank_wq[rank]); }
 
 struct ncclComm {
   uint32_t magic; /* SIM_COMM_MAGIC while alive, 0 after free */

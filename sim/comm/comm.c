@@ -38,7 +38,10 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
   sim_clique *c = sim_calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
   c->ranks = sim_calloc((size_t)nranks, sizeof *c->ranks);
-  if (!c->ranks) {
+  c->rank_wq = sim_calloc((size_t)nranks, sizeof *c->rank_wq);
+  if (!c->ranks || !c->rank_wq) {
+    sim_free(c->ranks);
+    sim_free(c->rank_wq);
     sim_free(c);
     return ncclSystemError;
   }
@@ -58,6 +61,7 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
       if (areas[i]->clique_fini) areas[i]->clique_fini(c);
     pthread_mutex_destroy(&c->lock);
     sim_free(c->ranks);
+    sim_free(c->rank_wq);
     sim_free(c);
     return ncclSystemError;
   }
@@ -83,6 +87,7 @@ void sim_clique_unref(sim_clique *c) {
     if (areas[i]->clique_fini) areas[i]->clique_fini(c);
   pthread_mutex_destroy(&c->lock);
   sim_free(c->ranks);
+  sim_free(c->rank_wq);
   sim_free(c);
 }
 
@@ -264,6 +269,10 @@ static ncclResult_t teardown(ncclComm_t comm, const char *op, bool abort) {
     sim_waitq_wake(&c->wq);
   }
   drain(comm, op);
+  /* A task's last act is to drop inflight and wake us under comm->lock;
+   * taking the lock once waits out that wake before the comm is freed. */
+  pthread_mutex_lock(&comm->lock);
+  pthread_mutex_unlock(&comm->lock);
   for (int i = 0; i < SIM_AREA_COUNT; i++)
     if (areas[i]->comm_fini) areas[i]->comm_fini(comm);
   pthread_mutex_lock(&c->lock);

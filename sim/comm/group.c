@@ -33,8 +33,11 @@ static void describe_pending(sim_pending *p, char *buf, size_t len) {
 static void task_done(sim_task *t) {
   ncclComm_t comm = t->comm;
   t->ops->release(t);
+  /* Under the lock: teardown frees the comm only after taking it. */
+  pthread_mutex_lock(&comm->lock);
   atomic_fetch_sub(&comm->inflight, 1);
   sim_waitq_wake(&comm->inflight_wq);
+  pthread_mutex_unlock(&comm->lock);
 }
 
 static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {

@@ -27,7 +27,6 @@ typedef struct p2p_task {
   int peer;
   _Atomic int state;
   ncclResult_t result; /* written before state becomes DONE */
-  sim_waitq wq;
 } p2p_task;
 
 typedef struct {
@@ -115,10 +114,14 @@ static bool unlink_task(queue *q, p2p_task *t) {
   return false;
 }
 
+/* After the DONE store the owner may free t at once: read what the wake
+ * needs first, and wake the owner's rank queue, not anything in t. */
 static void complete(p2p_task *t, ncclResult_t res) {
+  sim_clique *c = t->base.comm->clique;
+  int rank = t->base.comm->rank;
   t->result = res;
   atomic_store_explicit(&t->state, DONE, memory_order_release);
-  sim_waitq_wake(&t->wq);
+  sim_wake_rank(c, rank);
 }
 
 /* Runs on whichever side posted second. */
@@ -167,7 +170,7 @@ static bool p2p_done(void *arg) {
 static ncclResult_t p2p_wait(sim_task *base, uint64_t deadline) {
   p2p_task *t = (p2p_task *)base;
   sim_clique *c = base->comm->clique;
-  int rc = sim_waitq_wait(&t->wq, p2p_done, t, sim_clique_cancel(c), deadline);
+  int rc = sim_waitq_wait(sim_rank_wq(c, base->comm->rank), p2p_done, t, sim_clique_cancel(c), deadline);
   if (rc == 0) return t->result;
   /* Withdraw, unless the peer took us already: then its copy is finishing. */
   p2p_state *st = c->area[SIM_AREA_P2P];
@@ -178,7 +181,7 @@ static ncclResult_t p2p_wait(sim_task *base, uint64_t deadline) {
   bool withdrawn = unlink_task(t->is_send ? &m->sends[sender] : &m->recvs[sender], t);
   pthread_mutex_unlock(&m->lock);
   if (!withdrawn) {
-    sim_waitq_wait(&t->wq, p2p_done, t, NULL, UINT64_MAX);
+    sim_waitq_wait(sim_rank_wq(c, me), p2p_done, t, NULL, UINT64_MAX);
     return t->result;
   }
   return rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
