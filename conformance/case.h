@@ -1,0 +1,135 @@
+/*
+ * case.h — the API of a conformance case.
+ *
+ * A case is one catalog claim (docs: ../shared/design/conformance-catalog.md).
+ * Adding one takes a line in cases.def and a function:
+ *
+ *   N4C_CASE(P2P_09, "P2P-09", "send to a peer out of range fails with EINVAL")
+ *
+ *   void case_P2P_09(case_ctx_t *ctx)
+ *   {
+ *     n4c_comm_t *comm;
+ *     void *p;
+ *     CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+ *     CASE_CUDA_OK(ctx, ctx_cuda_malloc(ctx, &p, 64));
+ *     n4c_buffer_t buf = n4c_buffer(p, 16, ncclFloat32, ctx->device);
+ *     CASE_STATUS(ctx, n4c_comm_send(comm, &buf, ctx->nranks, 0), N4C_EINVAL);
+ *   }
+ *
+ * The function runs once on every rank, each on its own thread (or process,
+ * under --mpi), with that rank's device current. A rank's verdict is pass
+ * unless a check failed or it skipped; the case fails if any rank failed,
+ * else skips if any rank skipped.
+ *
+ * Checks either return from the case function (CASE_CHECK, CASE_OK, ...) or
+ * go on (CASE_EXPECT). A rank that returns early leaves its peers waiting in
+ * any NCCL call that needs it; the watchdog ends that, but a clean report
+ * needs the ranks to stop together: after a step whose outcome can differ
+ * between ranks, call ctx_barrier() and return when it says a rank stopped.
+ * Resources taken through ctx_* helpers (or handed to ctx_defer) are
+ * released after the function returns, early or not, in reverse order.
+ */
+#ifndef N4C_CONFORMANCE_CASE_H_
+#define N4C_CONFORMANCE_CASE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <nccl.h>
+#include <cuda_runtime_api.h>
+#include "nccl4c.h"
+
+struct launch_ops;
+struct ctx_defer;
+
+typedef struct case_ctx {
+  int rank;     /* 0 .. nranks-1 */
+  int nranks;
+  int device;   /* current on this rank's thread: rank (or local rank) mod ndevices */
+  int ndevices; /* cudaGetDeviceCount */
+  ncclUniqueId id; /* made once per case, the same on every rank */
+  bool verbose;
+
+  /* The runner's; cases do not touch these. */
+  const struct launch_ops *launch;
+  void *launch_data;
+  struct ctx_defer *defers;
+  bool stopped; /* this rank failed or skipped */
+} case_ctx_t;
+
+typedef void case_fn(case_ctx_t *ctx);
+
+#define N4C_CASE(sym, id, claim) case_fn case_##sym;
+#include "cases.def"
+#undef N4C_CASE
+
+/* Verdicts. The functions return `ok`, so CASE_EXPECT can be used in
+ * conditions; a failure detail reads "file:line: <message>". */
+bool case_expect_(case_ctx_t *ctx, bool ok, const char *file, int line,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void case_skip_(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records where real NCCL differs from its documentation (both texts). */
+void case_divergence(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A "# rank R: ..." diagnostic, shown with -v. */
+void ctx_note(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define CASE_EXPECT(ctx, cond, ...) \
+  case_expect_((ctx), !!(cond), __FILE__, __LINE__, __VA_ARGS__)
+
+#define CASE_CHECK(ctx, cond, ...) \
+  do { if (!CASE_EXPECT((ctx), (cond), __VA_ARGS__)) return; } while (0)
+
+#define CASE_SKIP(ctx, ...) \
+  do { case_skip_((ctx), __VA_ARGS__); return; } while (0)
+
+/* `call` returns n4c_status_t and must give `want`; the detail names the
+ * call, both statuses and nccl4c's last error message. */
+#define CASE_STATUS(ctx, call, want)                                         \
+  do {                                                                       \
+    n4c_status_t st_ = (call);                                               \
+    if (!case_status_((ctx), st_, (want), #call, __FILE__, __LINE__)) return; \
+  } while (0)
+#define CASE_OK(ctx, call) CASE_STATUS(ctx, call, N4C_OK)
+
+/* The same for the NCCL and CUDA APIs, for NCCL-level claims. */
+#define CASE_NCCL_OK(ctx, call)                                              \
+  do {                                                                       \
+    ncclResult_t r_ = (call);                                                \
+    CASE_CHECK((ctx), r_ == ncclSuccess, "%s: %s (%d)", #call,               \
+               ncclGetErrorString(r_), (int)r_);                             \
+  } while (0)
+#define CASE_CUDA_OK(ctx, call)                                              \
+  do {                                                                       \
+    cudaError_t e_ = (call);                                                 \
+    CASE_CHECK((ctx), e_ == cudaSuccess, "%s: %s (%d)", #call,               \
+               cudaGetErrorName(e_), (int)e_);                               \
+  } while (0)
+
+bool case_status_(case_ctx_t *ctx, n4c_status_t got, n4c_status_t want,
+                  const char *call, const char *file, int line);
+
+/* Collectives across the ranks of the case. Each returns false, having done
+ * its exchange, when some rank has failed, skipped or returned: return
+ * quietly then, the rank that stopped has said why. */
+bool ctx_barrier(case_ctx_t *ctx);
+/* all[r * len ..] receives rank r's `mine`; len <= CTX_XCHG_MAX. */
+#define CTX_XCHG_MAX 1024
+bool ctx_allgather(case_ctx_t *ctx, const void *mine, void *all, size_t len);
+bool ctx_bcast(case_ctx_t *ctx, void *buf, size_t len, int root);
+/* A fresh unique id from rank 0, for a second communicator in one case. */
+bool ctx_new_unique_id(case_ctx_t *ctx, ncclUniqueId *id);
+
+/* Resources released when the case function returns. */
+void ctx_defer(case_ctx_t *ctx, void (*fn)(void *), void *arg);
+/* n4c_comm_init over ctx->id with every rank of the case; freed after. */
+n4c_status_t ctx_comm_init(case_ctx_t *ctx, n4c_comm_t **comm);
+/* n4c_comm_free(comm) after the case. */
+void ctx_defer_comm(case_ctx_t *ctx, n4c_comm_t *comm);
+/* cudaStreamCreate; destroyed after. */
+cudaError_t ctx_stream_create(case_ctx_t *ctx, cudaStream_t *stream);
+/* cudaMalloc on the current device; cudaFree after. */
+cudaError_t ctx_cuda_malloc(case_ctx_t *ctx, void **ptr, size_t bytes);
+/* malloc, freed after; NULL when out of memory. */
+void *ctx_host_malloc(case_ctx_t *ctx, size_t bytes);
+
+#endif /* N4C_CONFORMANCE_CASE_H_ */

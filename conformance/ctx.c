@@ -1,0 +1,209 @@
+/* ctx.c — what a case calls: verdicts, notes, collectives, deferred frees. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runner.h"
+
+struct ctx_defer {
+  void (*fn)(void *);
+  void *arg;
+  struct ctx_defer *next;
+};
+
+static void vemit(case_ctx_t *ctx, enum event_kind kind, const char *prefix,
+                  const char *fmt, va_list ap)
+{
+  struct case_event ev;
+  int n;
+
+  memset(&ev, 0, sizeof ev);
+  ev.kind = kind;
+  ev.rank = ctx->rank;
+  n = snprintf(ev.text, sizeof ev.text, "%s", prefix ? prefix : "");
+  vsnprintf(ev.text + n, sizeof ev.text - (size_t)n, fmt, ap);
+  if (kind == EV_FAIL || kind == EV_SKIP)
+    ctx->stopped = true;
+  ctx->launch->emit(ctx, &ev);
+}
+
+void ctx_emit(case_ctx_t *ctx, enum event_kind kind, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start(ap, fmt);
+  vemit(ctx, kind, NULL, fmt, ap);
+  va_end(ap);
+}
+
+bool case_expect_(case_ctx_t *ctx, bool ok, const char *file, int line,
+                  const char *fmt, ...)
+{
+  const char *base = strrchr(file, '/');
+  char where[256];
+  va_list ap;
+
+  if (ok)
+    return true;
+  snprintf(where, sizeof where, "%s:%d: ", base ? base + 1 : file, line);
+  va_start(ap, fmt);
+  vemit(ctx, EV_FAIL, where, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+void case_skip_(case_ctx_t *ctx, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start(ap, fmt);
+  vemit(ctx, EV_SKIP, NULL, fmt, ap);
+  va_end(ap);
+}
+
+void case_divergence(case_ctx_t *ctx, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start(ap, fmt);
+  vemit(ctx, EV_DIVERGENCE, NULL, fmt, ap);
+  va_end(ap);
+}
+
+void ctx_note(case_ctx_t *ctx, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (!ctx->verbose)
+    return;
+  va_start(ap, fmt);
+  vemit(ctx, EV_NOTE, NULL, fmt, ap);
+  va_end(ap);
+}
+
+bool case_status_(case_ctx_t *ctx, n4c_status_t got, n4c_status_t want,
+                  const char *call, const char *file, int line)
+{
+  const char *msg;
+  char nccl[64] = "";
+
+  if (got == want)
+    return true;
+  msg = n4c_last_error_message();
+  if (got == N4C_ENCCL)
+    snprintf(nccl, sizeof nccl, " (%s)", ncclGetErrorString(n4c_last_nccl_result()));
+  return case_expect_(ctx, false, file, line, "%s returned %s%s, expected %s%s%s",
+                      call, n4c_status_name(got), nccl, n4c_status_name(want),
+                      msg && *msg ? "; last error: " : "", msg ? msg : "");
+}
+
+bool ctx_barrier(case_ctx_t *ctx)
+{
+  return ctx->launch->barrier(ctx);
+}
+
+bool ctx_allgather(case_ctx_t *ctx, const void *mine, void *all, size_t len)
+{
+  if (len > CTX_XCHG_MAX)
+    abort(); /* a bug in the case, not in what it tests */
+  return ctx->launch->allgather(ctx, mine, all, len);
+}
+
+bool ctx_bcast(case_ctx_t *ctx, void *buf, size_t len, int root)
+{
+  if (len > CTX_XCHG_MAX)
+    abort();
+  return ctx->launch->bcast(ctx, buf, len, root);
+}
+
+bool ctx_new_unique_id(case_ctx_t *ctx, ncclUniqueId *id)
+{
+  if (ctx->rank == 0 && !CASE_EXPECT(ctx, ncclGetUniqueId(id) == ncclSuccess,
+                                     "ncclGetUniqueId failed"))
+    memset(id, 0, sizeof *id); /* still join the broadcast below */
+  return ctx_bcast(ctx, id, sizeof *id, 0);
+}
+
+void ctx_defer(case_ctx_t *ctx, void (*fn)(void *), void *arg)
+{
+  struct ctx_defer *d = malloc(sizeof *d);
+
+  if (d == NULL) {
+    /* Release now rather than leak silently; the case is failing anyway. */
+    CASE_EXPECT(ctx, false, "out of memory registering a release");
+    fn(arg);
+    return;
+  }
+  d->fn = fn;
+  d->arg = arg;
+  d->next = ctx->defers;
+  ctx->defers = d;
+}
+
+void ctx_run_defers(case_ctx_t *ctx)
+{
+  while (ctx->defers) {
+    struct ctx_defer *d = ctx->defers;
+
+    ctx->defers = d->next;
+    d->fn(d->arg);
+    free(d);
+  }
+}
+
+static void comm_free(void *comm)
+{
+  n4c_comm_free(comm);
+}
+
+void ctx_defer_comm(case_ctx_t *ctx, n4c_comm_t *comm)
+{
+  ctx_defer(ctx, comm_free, comm);
+}
+
+n4c_status_t ctx_comm_init(case_ctx_t *ctx, n4c_comm_t **comm)
+{
+  n4c_status_t st = n4c_comm_init(comm, ctx->nranks, ctx->rank, &ctx->id, 1, NULL);
+
+  if (st == N4C_OK)
+    ctx_defer_comm(ctx, *comm);
+  return st;
+}
+
+static void stream_destroy(void *s)
+{
+  cudaStreamDestroy(s);
+}
+
+cudaError_t ctx_stream_create(case_ctx_t *ctx, cudaStream_t *stream)
+{
+  cudaError_t e = cudaStreamCreate(stream);
+
+  if (e == cudaSuccess)
+    ctx_defer(ctx, stream_destroy, *stream);
+  return e;
+}
+
+static void cuda_free(void *p)
+{
+  cudaFree(p);
+}
+
+cudaError_t ctx_cuda_malloc(case_ctx_t *ctx, void **ptr, size_t bytes)
+{
+  cudaError_t e = cudaMalloc(ptr, bytes);
+
+  if (e == cudaSuccess)
+    ctx_defer(ctx, cuda_free, *ptr);
+  return e;
+}
+
+void *ctx_host_malloc(case_ctx_t *ctx, size_t bytes)
+{
+  void *p = malloc(bytes ? bytes : 1);
+
+  if (p)
+    ctx_defer(ctx, free, p);
+  return p;
+}

@@ -1,0 +1,278 @@
+/*
+ * main.c — n4c-conformance: options, the choice of cases, the case loop and
+ * its TAP report. Exit status: 0 when no case failed, 1 when one did, 2 on
+ * a usage or set-up error.
+ */
+#include "config.h"
+
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "runner.h"
+
+static const char usage[] =
+  "usage: n4c-conformance [-n NRANKS] [--filter GLOB[,GLOB...]] [--timeout SEC]\n"
+  "                       [--json FILE] [--mpi] [--no-fork] [-v]\n"
+  "       n4c-conformance --list [--filter GLOB[,GLOB...]]\n"
+  "       n4c-conformance --table REPORT.json... > table.md\n"
+  "\n"
+  "Runs the conformance cases of nccl4c on the linked NCCL; prints TAP.\n"
+  "  -n NRANKS       ranks, as threads of one process (default 4);\n"
+  "                  rank r uses device r mod the device count\n"
+  "  --filter GLOBS  only the cases whose ID matches one of the globs\n"
+  "  --timeout SEC   a case running longer fails (default 60)\n"
+  "  --json FILE     also write a JSON report\n"
+  "  --mpi           ranks are the MPI processes (mpirun -np N ...);\n"
+  "                  a case that times out aborts the run (MPI_Abort)\n"
+  "  --no-fork       run the cases in this process, without the watchdog\n"
+  "  -v              print the cases' notes and timings\n"
+  "  --list          print the IDs and claims, run nothing\n"
+  "  --table         merge JSON reports into one Markdown table\n";
+
+static int parse_int(const char *s, const char *what, int lo, int hi)
+{
+  char *end;
+  long v = strtol(s, &end, 10);
+
+  if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "n4c-conformance: %s must be an integer in %d..%d, not '%s'\n",
+            what, lo, hi, s);
+    exit(2);
+  }
+  return (int)v;
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+  enum { O_LIST = 256, O_FILTER, O_TIMEOUT, O_JSON, O_MPI, O_NO_FORK, O_TABLE };
+  static const struct option longopts[] = {
+    { "list", no_argument, NULL, O_LIST },
+    { "filter", required_argument, NULL, O_FILTER },
+    { "timeout", required_argument, NULL, O_TIMEOUT },
+    { "json", required_argument, NULL, O_JSON },
+    { "mpi", no_argument, NULL, O_MPI },
+    { "no-fork", no_argument, NULL, O_NO_FORK },
+    { "table", no_argument, NULL, O_TABLE },
+    { "verbose", no_argument, NULL, 'v' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 }
+  };
+  bool table = false;
+  int ch;
+
+  memset(o, 0, sizeof *o);
+  o->nranks = 4;
+  o->timeout = 60;
+  while ((ch = getopt_long(argc, argv, "n:vh", longopts, NULL)) != -1) {
+    switch (ch) {
+    case 'n': o->nranks = parse_int(optarg, "-n", 1, MAX_RANKS); break;
+    case O_LIST: o->list = true; break;
+    case O_FILTER: o->filter = optarg; break;
+    case O_TIMEOUT: o->timeout = parse_int(optarg, "--timeout", 1, 24 * 3600); break;
+    case O_JSON: o->json = optarg; break;
+    case O_MPI: o->mpi = true; break;
+    case O_NO_FORK: o->no_fork = true; break;
+    case O_TABLE: table = true; break;
+    case 'v': o->verbose = true; break;
+    case 'h': fputs(usage, stdout); exit(0);
+    default: fputs(usage, stderr); exit(2);
+    }
+  }
+  if (table) {
+    o->table_files = argv + optind;
+    o->ntable = argc - optind;
+    if (o->ntable < 1) {
+      fputs("n4c-conformance: --table needs at least one report\n", stderr);
+      exit(2);
+    }
+  } else if (optind < argc) {
+    fprintf(stderr, "n4c-conformance: unexpected argument '%s'\n%s", argv[optind], usage);
+    exit(2);
+  }
+}
+
+/* `filter` is a comma-separated list of fnmatch globs. */
+static bool selected(const char *filter, const char *id)
+{
+  char glob[256];
+
+  if (filter == NULL)
+    return true;
+  for (const char *p = filter; *p;) {
+    size_t n = strcspn(p, ",");
+
+    if (n < sizeof glob) {
+      memcpy(glob, p, n);
+      glob[n] = '\0';
+      if (fnmatch(glob, id, 0) == 0)
+        return true;
+    }
+    p += n + (p[n] == ',');
+  }
+  return false;
+}
+
+/* A TAP description stops at '#'; newlines would end the line. */
+static void tap_text(FILE *out, const char *s)
+{
+  for (; *s; s++) {
+    if (*s == '#')
+      fputs("\\#", out);
+    else
+      fputc(*s == '\n' ? ' ' : *s, out);
+  }
+}
+
+/* Every line of `text` as a "# " diagnostic. */
+static void tap_diag(FILE *out, const char *prefix, const char *text)
+{
+  fprintf(out, "# %s", prefix);
+  for (; *text; text++) {
+    fputc(*text, out);
+    if (*text == '\n' && text[1])
+      fputs("#   ", out);
+  }
+  fputc('\n', out);
+}
+
+void run_event(struct run *run, struct case_result *res, const struct case_event *ev)
+{
+  char who[32];
+
+  switch (ev->kind) {
+  case EV_NOTE:
+    if (run->tap) {
+      snprintf(who, sizeof who, "rank %d: ", ev->rank);
+      tap_diag(run->tap, who, ev->text);
+    }
+    break;
+  case EV_VERSION:
+    run->nccl_version = (int)ev->value;
+    break;
+  case EV_DEVICES:
+    run->ndevices = (int)ev->value;
+    break;
+  default:
+    result_add(res, ev);
+  }
+}
+
+void run_report_case(struct run *run, size_t i)
+{
+  const struct n4c_case *c = run->cases[i];
+  const struct case_result *res = &run->results[i];
+  FILE *tap = run->tap;
+
+  if (tap == NULL)
+    return;
+  fprintf(tap, "%s %zu - %s ", res->verdict == VERDICT_FAIL ? "not ok" : "ok", i + 1, c->id);
+  tap_text(tap, c->claim);
+  if (res->verdict == VERDICT_SKIP) {
+    fputs(" # SKIP ", tap);
+    tap_text(tap, res->detail);
+  }
+  fputc('\n', tap);
+  if (res->verdict == VERDICT_FAIL)
+    tap_diag(tap, "", res->detail);
+  if (res->divergence[0])
+    tap_diag(tap, "divergence: ", res->divergence);
+  if (run->opts->verbose)
+    fprintf(tap, "# %s took %.2f s\n", c->id, res->seconds);
+  fflush(tap);
+}
+
+/* The TAP stream keeps the real stdout; fd 1 goes to stderr from here on,
+ * so that what a backend prints (real NCCL logs to stdout) stays out of
+ * the TAP stream. */
+FILE *run_take_stdout(void)
+{
+  int fd;
+  FILE *tap;
+
+  fflush(stdout);
+  if ((fd = dup(1)) < 0 || (tap = fdopen(fd, "w")) == NULL || dup2(2, 1) < 0) {
+    perror("n4c-conformance: setting up the TAP stream");
+    exit(2);
+  }
+  return tap;
+}
+
+int run_finish(struct run *run)
+{
+  bool failed = false;
+
+  for (size_t i = 0; i < run->ndone; i++)
+    failed |= run->results[i].verdict == VERDICT_FAIL;
+  if (run->opts->json && report_json_write(run, run->opts->json) != 0)
+    return 2;
+  return failed ? 1 : 0;
+}
+
+static int run_threads(struct run *run)
+{
+  run->launch = "threads";
+  run->nranks = run->opts->nranks;
+  run->tap = run_take_stdout();
+  threads_probe(run);
+  fprintf(run->tap, "1..%zu\n", run->ncases);
+  fprintf(run->tap, "# backend %s, NCCL %d, %d ranks as threads, %d devices\n",
+          run_backend(), run->nccl_version, run->nranks, run->ndevices);
+  for (size_t i = 0; i < run->ncases; i++) {
+    threads_run_case(run, i);
+    run->ndone = i + 1;
+    run_report_case(run, i);
+  }
+  return run_finish(run);
+}
+
+int main(int argc, char **argv)
+{
+  struct opts opts;
+  struct run run;
+  int rc;
+
+  parse_opts(argc, argv, &opts);
+  if (opts.table_files)
+    return report_table(opts.table_files, opts.ntable, stdout) == 0 ? 0 : 2;
+
+  memset(&run, 0, sizeof run);
+  run.opts = &opts;
+  run.cases = calloc(n4c_ncases, sizeof *run.cases);
+  run.results = calloc(n4c_ncases, sizeof *run.results);
+  if (run.cases == NULL || run.results == NULL) {
+    fputs("n4c-conformance: out of memory\n", stderr);
+    return 2;
+  }
+  for (size_t i = 0; i < n4c_ncases; i++)
+    if (selected(opts.filter, n4c_cases[i].id))
+      run.cases[run.ncases++] = &n4c_cases[i];
+  if (run.ncases == 0 || opts.list) {
+    if (run.ncases == 0)
+      fprintf(stderr, "n4c-conformance: no case matches --filter '%s'\n", opts.filter);
+    for (size_t i = 0; i < run.ncases; i++)
+      printf("%s\t%s\n", run.cases[i]->id, run.cases[i]->claim);
+    free(run.cases);
+    free(run.results);
+    return run.ncases == 0 ? 2 : 0;
+  }
+  if (opts.mpi) {
+#if defined(NCCLSIM)
+    fputs("n4c-conformance: --mpi: ncclsim does not support ranks in separate "
+          "processes yet; run without --mpi (ranks as threads, -n N)\n", stderr);
+    rc = 2;
+#elif !defined(HAVE_MPI)
+    fputs("n4c-conformance: --mpi: this build has no MPI; "
+          "configure --with-mpi\n", stderr);
+    rc = 2;
+#else
+    rc = mpi_main(&run);
+#endif
+  } else {
+    rc = run_threads(&run);
+  }
+  free(run.cases);
+  free(run.results);
+  return rc;
+}
