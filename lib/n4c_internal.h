@@ -102,6 +102,11 @@ n4c_status_t n4c_check_comm(const char *op, const n4c_comm_t *comm);
 /* `value` (a peer or root named `arg`) in [0, nranks). */
 n4c_status_t n4c_check_rank(const char *op, const char *arg, n4c_comm_t *comm, int value);
 
+/* ---- groups (group.c) ---- */
+
+/* The calling thread's n4c_group_start depth (0 outside a group). */
+int n4c_group_depth(void);
+
 /* ---- the communicator (comm.c, comm_query.c) ---- */
 
 typedef enum {

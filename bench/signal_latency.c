@@ -1,0 +1,174 @@
+/*
+ * bench/signal_latency.c — one-sided signal latency between two ranks:
+ * ncclPutSignal -> ncclWaitSignal ping-pong (8-byte payload), and, in the
+ * same run, a bare two-thread ping-pong over one shared atomic that spins,
+ * then sleeps on a futex (the floor for any thread-to-thread handoff).
+ *
+ * Rank 0 puts to rank 1 and waits for its answer; rank 1 waits, then puts
+ * back. Everything is enqueued on each rank's stream up front, so the
+ * stream workers do the ping-pong. Reported: half round trip in ns, and
+ * its ratio to the bare one (target <= 3).
+ *
+ * Output: key=value lines. Usage: signal_latency [iterations]
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include <nccl.h>
+
+#if !HAVE_DECL_NCCLPUTSIGNAL
+/* The linked NCCL has no one-sided API (2.29+): say so, in the bench's
+ * line format, and succeed. */
+int main(void) {
+  int v = 0;
+  ncclGetVersion(&v);
+  printf("bench=signal_latency skipped=\"not supported by NCCL %d.%d.%d\"\n", v / 10000, v / 100 % 100, v % 100);
+  return 0;
+}
+#else /* HAVE_DECL_NCCLPUTSIGNAL */
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+static int iters = 100000;
+static ncclComm_t comms[2];
+static void *wins_mem[2];
+static ncclWindow_t wins[2];
+static pthread_barrier_t bar;
+static double t_nccl;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#define CHECK(cond, what)                                                  \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      fprintf(stderr, "signal_latency: %s failed\n", what);                \
+      exit(1);                                                             \
+    }                                                                      \
+  } while (0)
+
+static double t_enqueue;
+
+/* Both ranks enqueue everything first; rank 0's stream opens with a wait
+ * for a start signal that rank 1 sends (from a second stream) once both
+ * are done, so the timed part is the ping-pong alone, run by the stream
+ * workers. The enqueue cost is reported on its own. */
+static void *nccl_rank(void *arg) {
+  int r = (int)(intptr_t)arg, peer = 1 - r;
+  cudaStream_t s, s2;
+  CHECK(cudaSetDevice(r) == cudaSuccess, "cudaSetDevice");
+  CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
+  CHECK(cudaStreamCreate(&s2) == cudaSuccess, "cudaStreamCreate");
+  ncclWaitSignalDesc_t d = {1, peer, 0, 0};
+  char *src = wins_mem[r];
+  for (int warm = 0; warm < 2; warm++) {
+    int n = warm ? iters : 1000;
+    pthread_barrier_wait(&bar);
+    double t0 = now();
+    if (r == 0) CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
+    for (int i = 0; i < n; i++) {
+      if (r == 1) CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
+      CHECK(ncclPutSignal(src, 8, ncclUint8, peer, wins[r], 64, 0, 0, 0, comms[r], s) == ncclSuccess,
+            "ncclPutSignal");
+      if (r == 0) CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
+    }
+    if (r == 0 && warm) t_enqueue = (now() - t0) / (2.0 * n);
+    pthread_barrier_wait(&bar);
+    t0 = now();
+    if (r == 1) CHECK(ncclSignal(peer, 0, 0, 0, comms[r], s2) == ncclSuccess, "ncclSignal");
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    if (r == 0 && warm) t_nccl = (now() - t0) / (2.0 * n);
+  }
+  CHECK(cudaStreamSynchronize(s2) == cudaSuccess, "cudaStreamSynchronize");
+  cudaStreamDestroy(s);
+  cudaStreamDestroy(s2);
+  return NULL;
+}
+
+/* ---- the bare ping-pong: turn is even for thread 0, odd for thread 1 ---- */
+static _Atomic uint32_t turn;
+static _Atomic uint32_t sleepers;
+
+static void bare_wait(uint32_t want) {
+  for (int i = 0; i < 2000; i++) { /* as NCCLSIM_SPIN: pause, then yield */
+    if (atomic_load_explicit(&turn, memory_order_acquire) == want) return;
+    if (i < 64) __builtin_ia32_pause();
+    else sched_yield();
+  }
+  for (;;) {
+    atomic_fetch_add(&sleepers, 1);
+    uint32_t seen = atomic_load(&turn);
+    if (seen == want) {
+      atomic_fetch_sub(&sleepers, 1);
+      return;
+    }
+    syscall(SYS_futex, (uint32_t *)&turn, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+    atomic_fetch_sub(&sleepers, 1);
+  }
+}
+
+static void bare_pass(void) {
+  atomic_fetch_add_explicit(&turn, 1, memory_order_release);
+  if (atomic_load(&sleepers)) syscall(SYS_futex, (uint32_t *)&turn, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void *bare_thread(void *arg) {
+  uint32_t me = (uint32_t)(intptr_t)arg;
+  for (int i = 0; i < iters; i++) {
+    bare_wait(2 * (uint32_t)i + me);
+    bare_pass();
+  }
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1) iters = atoi(argv[1]);
+  CHECK(iters > 0, "iterations");
+  CHECK(ncclCommInitAll(comms, 2, NULL) == ncclSuccess, "ncclCommInitAll");
+  for (int r = 0; r < 2; r++) {
+    CHECK(cudaSetDevice(r) == cudaSuccess, "cudaSetDevice");
+    CHECK(ncclMemAlloc(&wins_mem[r], 4096) == ncclSuccess, "ncclMemAlloc");
+  }
+  CHECK(ncclGroupStart() == ncclSuccess, "ncclGroupStart");
+  for (int r = 0; r < 2; r++)
+    CHECK(ncclCommWindowRegister(comms[r], wins_mem[r], 4096, &wins[r], NCCL_WIN_COLL_SYMMETRIC) == ncclSuccess,
+          "ncclCommWindowRegister");
+  CHECK(ncclGroupEnd() == ncclSuccess, "ncclGroupEnd");
+  pthread_barrier_init(&bar, NULL, 2);
+  pthread_t th[2];
+  for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, nccl_rank, (void *)(intptr_t)r);
+  for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+
+  double t0 = now();
+  for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, bare_thread, (void *)(intptr_t)r);
+  for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+  double t_bare = (now() - t0) / (2.0 * iters);
+
+  printf("bench=signal_latency iters=%d payload_bytes=8 half_rtt_ns=%.0f bare_half_rtt_ns=%.0f ratio=%.2f "
+         "target_ratio_max=3 enqueue_ns_per_call=%.0f\n",
+         iters, t_nccl * 1e9, t_bare * 1e9, t_nccl / t_bare, t_enqueue * 1e9);
+  for (int r = 0; r < 2; r++) {
+    ncclCommWindowDeregister(comms[r], wins[r]);
+    ncclMemFree(wins_mem[r]);
+    ncclCommDestroy(comms[r]);
+  }
+  return 0;
+}
+
+#endif /* HAVE_DECL_NCCLPUTSIGNAL */

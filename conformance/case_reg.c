@@ -1,0 +1,206 @@
+/* case_reg.c — REG-*: buffer and window registration (seed 004). */
+#include <time.h>
+#include "case_rma.h"
+
+void case_REG_01(case_ctx_t *ctx)
+{
+  n4c_comm_t *comm;
+  void *mem = rma_mem(ctx, 1 << 16);
+
+  CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  CASE_CHECK(ctx, mem, "no memory");
+  for (int d = 0; d < ncclNumTypes; d++) {
+    n4c_buffer_reg_t *reg;
+    n4c_buffer_t b = n4c_buffer(mem, 777, (ncclDataType_t)d, ctx->device);
+    CASE_OK(ctx, n4c_comm_register_buffer(comm, &b, &reg));
+    size_t want = 777 * n4c_dtype_size((ncclDataType_t)d), got = n4c_buffer_reg_size(reg);
+    n4c_resource_free(N4C_RESOURCE(reg));
+    CASE_CHECK(ctx, got == want, "%s x 777: size %zu, expected %zu", n4c_dtype_name((ncclDataType_t)d),
+               got, want);
+  }
+}
+
+void case_REG_02(case_ctx_t *ctx)
+{
+  n4c_comm_t *comm;
+  n4c_buffer_reg_t *reg;
+  n4c_window_t *win;
+  void *other = NULL;
+  int odev = (ctx->device + 1) % ctx->ndevices;
+
+  if (ctx->ndevices < 2)
+    CASE_SKIP(ctx, "needs 2 devices, there is %d", ctx->ndevices);
+  CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  CASE_CUDA_OK(ctx, cudaSetDevice(odev));
+  ncclResult_t r = ncclMemAlloc(&other, 4096);
+  CASE_CUDA_OK(ctx, cudaSetDevice(ctx->device));
+  CASE_CHECK(ctx, r == ncclSuccess, "ncclMemAlloc on device %d: %s", odev, ncclGetErrorString(r));
+  ctx_defer(ctx, rma_mem_free_, other);
+  n4c_buffer_t b = n4c_buffer(other, 1024, ncclFloat32, odev);
+  CASE_STATUS(ctx, n4c_comm_register_buffer(comm, &b, &reg), N4C_EINVAL);
+  CASE_CHECK(ctx, strstr(n4c_last_error_message(), "buf"), "message '%s' does not name buf",
+             n4c_last_error_message());
+  CASE_STATUS(ctx, n4c_comm_register_window(comm, &b, 0, &win), N4C_EINVAL);
+  CASE_CHECK(ctx, win == NULL, "window returned for a rejected registration");
+}
+
+void case_REG_03(case_ctx_t *ctx)
+{
+  n4c_comm_t *comm;
+  n4c_window_t *win;
+  void *mem;
+
+  CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  if (!rma_window(ctx, comm, 3 * 4096, N4C_WIN_DEFAULT, &mem, &win))
+    return;
+  CASE_CHECK(ctx, n4c_window_handle(win) != NULL, "window handle is NULL");
+  CASE_CHECK(ctx, n4c_window_size(win) == 3 * 4096, "window size %zu", n4c_window_size(win));
+  size_t sizes[CTX_XCHG_MAX / sizeof(size_t)], mine = n4c_window_size(win);
+  if (!ctx_allgather(ctx, &mine, sizes, sizeof mine))
+    return;
+  for (int r = 0; r < ctx->nranks; r++)
+    CASE_CHECK(ctx, sizes[r] == mine, "rank %d's window is %zu bytes, mine %zu", r, sizes[r], mine);
+}
+
+void case_REG_04(case_ctx_t *ctx)
+{
+#ifndef NCCLSIM
+  CASE_SKIP(ctx, "what real NCCL does with unequal sizes is not recorded yet (it may hang); "
+            "ncclsim rejects them on every rank");
+#else
+  n4c_comm_t *comm;
+  n4c_window_t *win;
+  size_t bytes = ctx->rank == 0 ? 8192 : 4096;
+  void *mem = rma_mem(ctx, bytes);
+
+  CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  CASE_CHECK(ctx, mem, "no memory");
+  n4c_buffer_t b = n4c_buffer(mem, bytes, ncclUint8, ctx->device);
+  n4c_status_t st = n4c_comm_register_window(comm, &b, N4C_WIN_COLL_SYMMETRIC, &win);
+  rma_defer_res(ctx, win);
+  CASE_CHECK(ctx, st == N4C_ENCCL && win == NULL, "unequal sizes: %s, window %p; expected N4C_ENCCL",
+             n4c_strerror(st), (void *)win);
+  const char *why = ncclGetLastError(n4c_comm_handle(comm));
+  CASE_CHECK(ctx, strstr(why, "8192") && strstr(why, "4096"), "diagnostic '%s' does not name both sizes",
+             why);
+  ctx_note(ctx, "ncclsim: %s (ncclResult %d)", why, (int)n4c_last_nccl_result());
+#endif
+}
+
+void case_REG_05(case_ctx_t *ctx)
+{
+  n4c_comm_t *comm;
+  n4c_window_t *win = NULL;
+  void *mem = rma_mem(ctx, 4096);
+
+  CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  CASE_CHECK(ctx, mem, "no memory");
+  n4c_buffer_t b = n4c_buffer(mem, 4096, ncclUint8, ctx->device);
+  CASE_OK(ctx, n4c_group_start());
+  n4c_status_t st = n4c_comm_register_window(comm, &b, N4C_WIN_COLL_SYMMETRIC, &win);
+  CASE_OK(ctx, n4c_group_end());
+  rma_defer_res(ctx, win);
+  CASE_CHECK(ctx, st == N4C_OK && win, "register_window inside a group: %s, window %p (%s)",
+             n4c_strerror(st), (void *)win, n4c_last_error_message());
+  CASE_CHECK(ctx, n4c_window_handle(win) != NULL, "handle still NULL after group end");
+}
+
+void case_REG_06(case_ctx_t *ctx)
+{
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  n4c_comm_t *comm = NULL;
+  n4c_window_t *win = NULL;
+  ncclResult_t async = ncclInProgress;
+  void *mem = rma_mem(ctx, 4096);
+  time_t until = time(NULL) + 60;
+
+  CASE_CHECK(ctx, mem, "no memory");
+  config.blocking = 0;
+  n4c_status_t st = n4c_comm_init(&comm, ctx->nranks, ctx->rank, &ctx->id, 1, &config);
+  if (comm)
+    ctx_defer_comm(ctx, comm);
+  CASE_CHECK(ctx, st == N4C_OK || st == N4C_EINPROGRESS, "non-blocking init: %s", n4c_strerror(st));
+  while (async == ncclInProgress && time(NULL) < until)
+    CASE_OK(ctx, n4c_comm_get_async_error(comm, &async));
+  CASE_CHECK(ctx, async == ncclSuccess, "non-blocking init ended with %d", (int)async);
+  n4c_buffer_t b = n4c_buffer(mem, 4096, ncclUint8, ctx->device);
+  CASE_OK(ctx, n4c_comm_register_window(comm, &b, N4C_WIN_COLL_SYMMETRIC, &win));
+  rma_defer_res(ctx, win);
+  CASE_CHECK(ctx, win != NULL, "no window object on a non-blocking communicator");
+  bool was_null = n4c_window_handle(win) == NULL;
+  async = ncclInProgress;
+  while (async == ncclInProgress && time(NULL) < until)
+    CASE_OK(ctx, n4c_comm_get_async_error(comm, &async));
+  CASE_CHECK(ctx, async == ncclSuccess, "registration ended with %d", (int)async);
+  CASE_CHECK(ctx, n4c_window_handle(win) != NULL, "handle NULL after get_async_error reported success");
+  ctx_note(ctx, "handle was %s right after the call", was_null ? "NULL" : "already set");
+  ctx_barrier(ctx);
+}
+
+void case_REG_07(case_ctx_t *ctx)
+{
+#ifndef NCCLSIM
+  CASE_SKIP(ctx, "needs a platform without windows (ncclsim: NCCLSIM_WINDOWS=0)");
+#else
+  n4c_comm_t *comm;
+  n4c_window_t *win = (n4c_window_t *)1;
+  void *mem = rma_mem(ctx, 4096);
+
+  CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  CASE_CHECK(ctx, mem, "no memory");
+  /* The parameter is process-wide: set by all, used by all, then restored. */
+  ncclsimParamSet("WINDOWS", "0");
+  if (!ctx_barrier(ctx))
+    return;
+  n4c_buffer_t b = n4c_buffer(mem, 4096, ncclUint8, ctx->device);
+  n4c_status_t st = n4c_comm_register_window(comm, &b, N4C_WIN_COLL_SYMMETRIC, &win);
+  bool ok = ctx_barrier(ctx);
+  ncclsimParamSet("WINDOWS", NULL);
+  if (!ok)
+    return;
+  CASE_CHECK(ctx, st == N4C_OK && win == NULL, "NULL NCCL window: %s, window %p; expected N4C_OK and NULL",
+             n4c_strerror(st), (void *)win);
+#endif
+}
+
+void case_REG_08(case_ctx_t *ctx)
+{
+  CASE_CHECK(ctx, N4C_WIN_DEFAULT == 0 && NCCL_WIN_DEFAULT == 0, "DEFAULT is not 0");
+  CASE_CHECK(ctx, N4C_WIN_COLL_SYMMETRIC == 1 && NCCL_WIN_COLL_SYMMETRIC == 1, "COLL_SYMMETRIC is not 1");
+  #ifdef NCCL_WIN_STRICT_ORDERING
+  CASE_CHECK(ctx, NCCL_WIN_STRICT_ORDERING == 2, "NCCL_WIN_STRICT_ORDERING is not 2");
+#endif
+  CASE_CHECK(ctx, N4C_WIN_STRICT_ORDERING == 2, "N4C_WIN_STRICT_ORDERING is not 2");
+}
+
+void case_REG_09(case_ctx_t *ctx)
+{
+  n4c_comm_t *comm;
+  n4c_window_t *win = NULL;
+  void *mem;
+
+  CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  CASE_CUDA_OK(ctx, ctx_cuda_malloc(ctx, &mem, 1 << 16));
+  n4c_buffer_t b = n4c_buffer(mem, 1 << 16, ncclUint8, ctx->device);
+  n4c_status_t st = n4c_comm_register_window(comm, &b, N4C_WIN_DEFAULT, &win);
+  rma_defer_res(ctx, win);
+  CASE_CHECK(ctx, st == N4C_ENCCL && n4c_last_nccl_result() == ncclUnhandledCudaError,
+             "window over cudaMalloc memory: %s, NCCL result %d; expected ncclUnhandledCudaError",
+             n4c_strerror(st), (int)n4c_last_nccl_result());
+  ctx_barrier(ctx);
+}
+
+void case_REG_10(case_ctx_t *ctx)
+{
+  n4c_comm_t *comm;
+  void *h, *mem = rma_mem(ctx, 4096);
+
+  CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  CASE_CHECK(ctx, mem, "no memory");
+  ncclComm_t nc = n4c_comm_handle(comm);
+  CASE_NCCL_OK(ctx, ncclCommRegister(nc, mem, 4096, &h));
+  CASE_NCCL_OK(ctx, ncclCommDeregister(nc, h));
+  ncclResult_t r = ncclCommDeregister(nc, h);
+  CASE_CHECK(ctx, r == ncclInvalidUsage, "second ncclCommDeregister: %s (%d), expected ncclInvalidUsage",
+             ncclGetErrorString(r), (int)r);
+}

@@ -1,4 +1,0 @@
-/* sim/rma/area.c — placeholder area until the rma simulation lands. */
-#include "../sim.h"
-
-const sim_area sim_area_rma = {"rma", NULL, NULL, NULL};

@@ -1,0 +1,127 @@
+/*
+ * sim/rma/rma_internal.h — shared by the files of sim/rma: windows and
+ * registered buffers (window.c, register.c), signals and waits (signal.c),
+ * puts (put.c).
+ *
+ * A collective window (rma_cwin) is what every rank's ncclCommWindowRegister
+ * of one round built together: each rank's pointer and the common size.
+ * Each rank holds its own handle (struct ncclWindow_vidmem) of it, as in
+ * real NCCL, where a put names the target by the caller's own handle. The
+ * cwin lives until the last handle and the last task using it are gone.
+ */
+#ifndef NCCLSIM_RMA_INTERNAL_H_
+#define NCCLSIM_RMA_INTERNAL_H_
+
+#include "../sim.h"
+#include "../transport.h"
+
+enum { RMA_WIN_MAGIC = 0x57494e44u, RMA_REG_MAGIC = 0x52454721u };
+
+typedef struct rma_cwin {
+  _Atomic int refs; /* live handles + tasks in flight */
+  int nranks;
+  size_t size; /* bytes, equal on every rank */
+  int flags;   /* rank 0's; flags may differ per rank */
+  void **ptr;  /* by rank: that rank's window memory */
+} rma_cwin;
+
+struct ncclWindow_vidmem {
+  uint32_t magic; /* RMA_WIN_MAGIC while registered */
+  rma_cwin *cw;
+  ncclComm_t comm; /* the rank that owns this handle */
+  void *ptr;
+  size_t size;
+  int flags;
+  struct ncclWindow_vidmem *next; /* in the rank's list */
+  struct ncclWindow_vidmem *gnext, *gprev; /* in the process-wide list */
+};
+
+typedef struct rma_reg {
+  uint32_t magic;
+  ncclComm_t comm;
+  void *ptr;
+  size_t size;
+  struct rma_reg *next;
+} rma_reg;
+
+/* Signal counts from one source to one target, on its own cache line:
+ * `arrived` is bumped (release) by the source after its put's copy;
+ * `claimed` hands each wait its ticket, so concurrent waits on one target
+ * consume in the order they were posted. */
+typedef struct {
+  _Alignas(64) _Atomic uint64_t arrived;
+  _Atomic uint64_t claimed;
+} rma_sig;
+
+typedef struct {
+  _Alignas(64) sim_waitq wq; /* waits of this rank sleep here */
+  pthread_mutex_t lock;      /* guards wins, regs, nb */
+  struct ncclWindow_vidmem *wins;
+  rma_reg *regs;      /* live registrations */
+  rma_reg *dead_regs; /* deregistered, kept to recognise a second deregister */
+  uint64_t win_rounds; /* this rank's ncclCommWindowRegister calls so far */
+  int nb_pending;      /* non-blocking registrations not yet complete */
+} rma_rank;
+
+struct rma_round;
+
+typedef struct {
+  int nranks;
+  pthread_mutex_t lock; /* guards rounds */
+  struct rma_round *rounds;
+  sim_waitq wq;   /* registration rounds */
+  rma_rank *rank; /* by rank */
+  rma_sig *sig;   /* [target * nranks + source] */
+} rma_state;
+
+static inline rma_state *rma_of(ncclComm_t comm) { return comm->clique->area[SIM_AREA_RMA]; }
+static inline rma_sig *rma_slot(rma_state *st, int target, int source) {
+  return &st->sig[(size_t)target * (size_t)st->nranks + (size_t)source];
+}
+
+/* put_signal, signal and wait_signal as tasks (signal.c). */
+typedef enum { RMA_PUT, RMA_SIGNAL, RMA_WAIT } rma_kind;
+typedef struct {
+  int peer;
+  int cnt;
+  uint64_t want; /* `arrived` count that satisfies this descriptor */
+} rma_desc;
+typedef struct rma_task {
+  sim_task base;
+  rma_kind kind;
+  int peer;           /* put, signal: the target */
+  const void *src;    /* put */
+  size_t off, nbytes; /* put: byte offset in the target's window, bytes */
+  rma_cwin *cw;       /* put: the window (a reference) */
+  int ndesc;          /* wait */
+  rma_desc desc[];    /* wait */
+} rma_task;
+/* Allocates a task of `kind` (ndesc descriptors for a wait). */
+rma_task *rma_task_new(rma_kind kind, ncclComm_t comm, int ndesc);
+/* Common enqueue checks of put and signal: comm, host RMA, peer,
+ * sigIdx/ctx/flags. */
+ncclResult_t rma_check_signal_args(ncclComm_t comm, int peer, int sigIdx, int ctx, unsigned flags, const char *op);
+
+/* Host RMA enabled for comm (opts.hostRma); else a WARN and
+ * ncclInvalidUsage. */
+ncclResult_t rma_check_host_rma(ncclComm_t comm, const char *op);
+
+/* The handle `win` of comm's own windows (takes a cwin reference), or NULL
+ * with a WARN naming why. Locks the rank. */
+struct ncclWindow_vidmem *rma_find_own(ncclComm_t comm, ncclWindow_t win, rma_cwin **cw, const char *op);
+/* True if [p, p + bytes) lies inside one of comm's windows registered with
+ * NCCL_WIN_COLL_SYMMETRIC. */
+bool rma_in_symmetric(ncclComm_t comm, const void *p, size_t bytes);
+void rma_cwin_unref(rma_cwin *cw);
+
+/* Frees comm's leftover registrations and windows (destroy/abort). */
+void rma_comm_fini(ncclComm_t comm);
+/* Frees comm's registered buffers, live and deregistered (register.c). */
+void rma_regs_fini(ncclComm_t comm);
+
+/* Non-blocking window registrations of comm still in progress:
+ * ncclInProgress while any is, else ncclSuccess. Checks their deadlines.
+ * ncclCommGetAsyncError may call it. */
+ncclResult_t sim_rma_poll(ncclComm_t comm);
+
+#endif /* NCCLSIM_RMA_INTERNAL_H_ */
