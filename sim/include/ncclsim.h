@@ -19,7 +19,12 @@ extern "C" {
 
 /* Per-communicator options, fixed when a rank initialises. A field set to
  * NCCLSIM_OPT_UNSET takes its value from the NCCLSIM_* environment
- * variable of the same name. */
+ * variable of the same name. They are what ncclCommQueryProperties reports
+ * (ginType, railedGinType, hostRmaSupport, deviceApiSupport; nLsaTeams is
+ * the number of nodes ranksPerNode gives) and what ncclDevCommCreate
+ * checks requirements against (<nccl_device.h>): a FULL connection needs a
+ * ginType on every rank, RAIL a railedGinType, and deviceApi 0 makes it
+ * fail with ncclInvalidUsage. */
 #define NCCLSIM_OPT_UNSET INT_MIN
 typedef struct {
   int ginType;       /* ncclGinType_t; NCCLSIM_GIN_TYPE */

@@ -1,0 +1,44 @@
+/*
+ * sim/dev/dev_internal.h — what the files of sim/dev/ share: the dev area's
+ * per-clique state (device communicators and window tables, per rank).
+ */
+#ifndef NCCLSIM_DEV_INTERNAL_H_
+#define NCCLSIM_DEV_INTERNAL_H_
+
+#include "../sim.h"
+#include "nccl_device.h"
+
+/* One live device communicator of a rank. */
+typedef struct sim_devcomm {
+  struct sim_devcomm *next;
+  uint64_t id;
+  void *resources; /* simulated device memory of the resource buffers, or NULL */
+  size_t bytes;    /* of resources */
+} sim_devcomm;
+
+/* A rank's device state, guarded by its lock. */
+typedef struct sim_dev_rank {
+  pthread_mutex_t lock;
+  sim_devcomm *devcomms;          /* live, newest first */
+  ncclDevCommWindowTable windows; /* first chunk; more are chained as needed */
+} sim_dev_rank;
+
+typedef struct sim_dev_state {
+  int nranks;
+  _Atomic uint64_t next_id;
+  sim_dev_rank *ranks; /* by rank */
+} sim_dev_state;
+
+static inline sim_dev_rank *sim_dev_rank_of(ncclComm_t comm) {
+  sim_dev_state *st = comm->clique->area[SIM_AREA_DEV];
+  return &st->ranks[comm->rank];
+}
+
+/* Window-table hooks for sim/rma: a window registered or deregistered by
+ * `comm`'s rank appears in / leaves the table that every device
+ * communicator of that rank points to (ncclDevComm.windowTable). Add
+ * returns ncclSystemError when a new chunk cannot be allocated. */
+ncclResult_t sim_dev_window_add(ncclComm_t comm, ncclWindow_t win, void *base, size_t size);
+void sim_dev_window_remove(ncclComm_t comm, ncclWindow_t win);
+
+#endif /* NCCLSIM_DEV_INTERNAL_H_ */
