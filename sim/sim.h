@@ -192,7 +192,12 @@ typedef struct sim_area {
   void (*clique_fini)(sim_clique *c);
   /* Releases a rank's leftovers (windows, ops, dev comms) at destroy/abort. */
   void (*comm_fini)(ncclComm_t comm);
+  /* Progress of the rank's non-blocking work, run by ncclCommGetAsyncError
+   * (e.g. fails a non-blocking window registration past its deadline). */
+  void (*comm_poll)(ncclComm_t comm);
 } sim_area;
+/* Runs every area's comm_poll (comm/comm.c). */
+void sim_comm_poll(ncclComm_t comm);
 extern const sim_area sim_area_p2p, sim_area_rma, sim_area_coll, sim_area_dev;
 
 /* An outstanding operation, listed while posted and not complete, so that a

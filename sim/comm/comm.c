@@ -91,6 +91,12 @@ void sim_clique_unref(sim_clique *c) {
   sim_free(c);
 }
 
+void sim_comm_poll(ncclComm_t comm) {
+  if (!comm->clique) return;
+  for (int i = 0; i < SIM_AREA_COUNT; i++)
+    if (areas[i]->comm_poll) areas[i]->comm_poll(comm);
+}
+
 ncclResult_t sim_comm_check(ncclComm_t comm, const char *op) {
   if (!comm) {
     SIM_WARN(SIM_INIT, "%s: comm is NULL", op);

@@ -394,6 +394,7 @@ SIM_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *err
       return ncclSuccess;
     }
   }
+  sim_comm_poll(comm);
   *err = (ncclResult_t)atomic_load(&comm->async_error);
   return ncclSuccess;
 }
