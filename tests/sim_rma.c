@@ -13,6 +13,7 @@
 
 #include "sim.h"
 #include "sim_ranks.h"
+#include <nccl_device.h>
 
 static pthread_barrier_t bar;
 
@@ -170,6 +171,43 @@ static void count_fn(rank_ctx *c) {
 
 static void test_counting_and_timeout(void **state) { assert_int_equal(run_ranks(2, count_fn, NULL), 0); }
 
+/* A registered window appears in the rank's device window table, and leaves
+ * it on deregistration (regression: the RMA and device areas were not
+ * connected). */
+static bool in_table(const ncclDevComm *dc, ncclWindow_t w, void *base) {
+  for (const ncclDevCommWindowTable *t = dc->windowTable; t; t = t->next)
+    for (int i = 0; i < 32; i++)
+      if (t->entries[i].window == w) return t->entries[i].base == (uintptr_t)base;
+  return false;
+}
+static void test_window_in_dev_table(void **state) {
+  ncclComm_t comms[2];
+  assert_int_equal(ncclCommInitAll(comms, 2, NULL), ncclSuccess);
+  void *mem[2];
+  ncclWindow_t win[2];
+  ncclDevComm dc;
+  ncclDevCommRequirements_t req = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
+  cudaSetDevice(0);
+  assert_int_equal(ncclDevCommCreate(comms[0], &req, &dc), ncclSuccess);
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclMemAlloc(&mem[r], 8192), ncclSuccess);
+    assert_int_equal(ncclCommWindowRegister(comms[r], mem[r], 8192, &win[r], NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  }
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  assert_true(in_table(&dc, win[0], mem[0]));
+  assert_false(in_table(&dc, win[1], mem[1])); /* rank 1's window is rank 1's table's */
+  assert_int_equal(ncclCommWindowDeregister(comms[0], win[0]), ncclSuccess);
+  assert_false(in_table(&dc, win[0], mem[0]));
+  assert_int_equal(ncclDevCommDestroy(comms[0], &dc), ncclSuccess);
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+    assert_int_equal(ncclMemFree(mem[r]), ncclSuccess);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_overlapping),
@@ -177,6 +215,7 @@ int main(void) {
       cmocka_unit_test(test_free_while_registered),
       cmocka_unit_test(test_unequal_sizes),
       cmocka_unit_test(test_counting_and_timeout),
+      cmocka_unit_test(test_window_in_dev_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "rma_internal.h"
+#include "../dev/dev_internal.h"
 
 /* ---- process-wide list of live handles: the pointer getters take no
  * communicator, and must reject what is not a window. ---- */
@@ -206,6 +207,10 @@ static void round_complete(sim_clique *c, rma_state *st, rma_round *r) {
         pthread_mutex_unlock(&rk->lock);
         glink(w);
         atomic_fetch_add(&comm->mem_bytes, (uint64_t)w->size);
+        /* The rank's device communicators see it in their window table. */
+        if (sim_dev_window_add(comm, w, w->ptr, w->size) != ncclSuccess)
+          SIM_WARN(SIM_RMA, "rank %d: window %p is missing from the device window table (out of memory)", i,
+                   (void *)w);
       }
       SIM_INFO(SIM_RMA, "window round %llu: %d ranks, %zu bytes each, flags 0x%x", (unsigned long long)r->seq, n,
                cw->size, (unsigned)cw->flags);
@@ -500,6 +505,7 @@ SIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t w
     return ncclInvalidArgument;
   }
   gunlink(w);
+  sim_dev_window_remove(comm, w);
   atomic_fetch_sub(&comm->mem_bytes, (uint64_t)w->size);
   w->magic = 0;
   rma_cwin_unref(w->cw);
@@ -694,6 +700,7 @@ void rma_comm_fini(ncclComm_t comm) {
     struct ncclWindow_vidmem *w = wins;
     wins = w->next;
     gunlink(w);
+    sim_dev_window_remove(comm, w);
     rma_cwin_unref(w->cw);
     w->magic = 0;
     sim_free(w);
