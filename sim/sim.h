@@ -37,7 +37,8 @@
   X(DEVICE_API, "DEVICE_API", "1", "1 if the device API (device communicators) is supported")    \
   X(LAT_US, "LAT_US", "5", "ncclGroupSimulateEnd model: microseconds of latency per operation")  \
   X(BW_GBS, "BW_GBS", "100", "ncclGroupSimulateEnd model: link bandwidth in GB/s")              \
-  X(STACK_KB, "STACK_KB", "256", "stack size of each stream worker thread, in KiB")
+  X(STACK_KB, "STACK_KB", "256", "stack size of each stream worker thread, in KiB")                \
+  X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died")
 
 typedef enum {
 #define SIM_PARAM_ENUM(id, env, dflt, doc) SIM_P_##id,
@@ -257,6 +258,9 @@ struct ncclComm {
   sim_pending pending;        /* list head */
   char last_error[512];
   uint64_t split_count; /* this rank's ncclCommSplit/Shrink calls so far */
+  uint64_t ntasks;      /* NCCL operations submitted so far */
+  uint64_t fault_at;    /* NCCLSIM_FAULT: this rank dies at this operation (0: never) */
+  _Atomic int dead;     /* stopped by NCCLSIM_FAULT: its operations never reach peers */
 };
 
 /* Validates a comm handle: non-NULL, alive, READY. Logs a WARN naming `op`

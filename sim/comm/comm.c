@@ -25,6 +25,8 @@ ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *
   pthread_mutex_init(&c->lock, NULL);
   c->pending.prev = c->pending.next = &c->pending;
   sim_options_resolve(&c->opts);
+  uint64_t fault = (uint64_t)sim_param(SIM_P_FAULT);
+  if (fault && (int)(fault >> 32) == rank) c->fault_at = fault & 0xffffffffu;
   return c;
 }
 
@@ -162,7 +164,11 @@ void sim_clique_dump_pending(sim_clique *c, const char *why) {
       continue;
     }
     pthread_mutex_lock(&m->lock);
-    if (m->pending.next == &m->pending) SIM_WARN(SIM_INIT, "  rank %d (device %d): nothing pending", r, m->device);
+    if (atomic_load(&m->dead))
+      SIM_WARN(SIM_INIT, "  rank %d (device %d): stopped at its operation %llu (NCCLSIM_FAULT)", r, m->device,
+               (unsigned long long)m->fault_at);
+    else if (m->pending.next == &m->pending)
+      SIM_WARN(SIM_INIT, "  rank %d (device %d): nothing pending", r, m->device);
     for (sim_pending *p = m->pending.next; p != &m->pending; p = p->next) {
       char line[384];
       p->describe(p, line, sizeof line);

@@ -50,6 +50,13 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
                     cudaGetErrorName(stream_err));
       continue;
     }
+    if (atomic_load(&t->comm->dead)) {
+      /* NCCLSIM_FAULT: as if the process died, nothing reaches the peers. */
+      t->result = ncclRemoteError;
+      sim_comm_fail(t->comm, t->result, "%s not run: rank %d stopped at its operation %llu (NCCLSIM_FAULT)",
+                    t->ops->name, t->comm->rank, (unsigned long long)t->comm->fault_at);
+      continue;
+    }
     if (atomic_load(&t->comm->clique->aborted)) {
       t->result = ncclRemoteError;
       sim_comm_fail(t->comm, t->result, "%s not run: the communicator was aborted or revoked", t->ops->name);
@@ -142,6 +149,9 @@ ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
     return res;
   }
   t->stream = s;
+  if (comm->fault_at && ++comm->ntasks >= comm->fault_at && !atomic_exchange(&comm->dead, 1))
+    SIM_WARN(SIM_INIT, "rank %d stops at its NCCL operation %llu (%s), as NCCLSIM_FAULT asks", comm->rank,
+             (unsigned long long)comm->fault_at, t->ops->name);
   atomic_fetch_add(&comm->inflight, 1);
   if (depth == 0) return launch(t);
   if (tasks_tail) tasks_tail->next = t;

@@ -83,7 +83,7 @@ static void p2p_clique_fini(sim_clique *c) {
   c->area[SIM_AREA_P2P] = NULL;
 }
 
-const sim_area sim_area_p2p = {"p2p", p2p_clique_init, p2p_clique_fini, NULL};
+const sim_area sim_area_p2p = {.name = "p2p", .clique_init = p2p_clique_init, .clique_fini = p2p_clique_fini};
 
 static void push(queue *q, p2p_task *t) {
   t->qnext = NULL;

@@ -723,4 +723,4 @@ void rma_comm_fini(ncclComm_t comm) {
 
 static void rma_comm_poll(ncclComm_t comm) { (void)sim_rma_poll(comm); }
 
-const sim_area sim_area_rma = {"rma", rma_clique_init, rma_clique_fini, rma_comm_fini, rma_comm_poll};
+const sim_area sim_area_rma = {.name = "rma", .clique_init = rma_clique_init, .clique_fini = rma_clique_fini, .comm_fini = rma_comm_fini, .comm_poll = rma_comm_poll};

@@ -55,8 +55,22 @@ static int gin_value(const char *s) {
 
 static bool is_gin(sim_param_id id) { return id == SIM_P_GIN_TYPE || id == SIM_P_RAILED_GIN_TYPE; }
 
+/* NCCLSIM_FAULT: "none" is 0; "R:K" (K >= 1) is R * 2^32 + K. */
+static bool parse_fault(const char *text, double *out) {
+  unsigned long r, k;
+  char tail;
+  if (strcasecmp(text, "none") == 0) {
+    *out = 0;
+    return true;
+  }
+  if (sscanf(text, "%lu:%lu%c", &r, &k, &tail) != 2 || k < 1 || r > 0xffffff || k > 0xffffffffu) return false;
+  *out = (double)r * 4294967296.0 + (double)k;
+  return true;
+}
+
 /* Parses text for id; false if malformed. */
 static bool parse(sim_param_id id, const char *text, double *out) {
+  if (id == SIM_P_FAULT) return parse_fault(text, out);
   if (is_gin(id)) {
     int v = gin_value(text);
     if (v < 0) return false;

@@ -1,0 +1,111 @@
+/* tests/sim_fault.c — rank failure (NCCLSIM_FAULT), abort and revoke. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "sim_ranks.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef struct {
+  ncclResult_t async[2];
+  cudaError_t sync2[2];
+  double waited[2];
+  ncclResult_t abort0;
+} fault_out;
+
+/* Rank 1 dies at its 2nd operation: the first exchange works, rank 0's
+ * second send ends with ncclTimeout within NCCLSIM_TIMEOUT, rank 1's own
+ * operation fails, and ncclCommAbort on the survivor returns. */
+static void fault_body(rank_ctx *c) {
+  fault_out *o = c->arg;
+  int *b;
+  cudaMalloc((void **)&b, 64);
+  for (int i = 0; i < 2; i++) {
+    if (c->rank == 0) ncclSend(b, 16, ncclInt32, 1, c->comm, 0);
+    else ncclRecv(b, 16, ncclInt32, 0, c->comm, 0);
+    double t0 = now();
+    cudaError_t e = cudaStreamSynchronize(0);
+    if (i == 0) assert_int_equal(e, cudaSuccess);
+    else {
+      o->sync2[c->rank] = e;
+      o->waited[c->rank] = now() - t0;
+    }
+  }
+  ncclCommGetAsyncError(c->comm, &o->async[c->rank]);
+  cudaFree(b);
+}
+
+static void test_rank_fault(void **state) {
+  fault_out o;
+  memset(&o, 0, sizeof o);
+  assert_int_equal(ncclsimParamSet("FAULT", "1:2"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("TIMEOUT", "0.5"), ncclSuccess);
+  assert_int_equal(run_ranks(2, fault_body, &o), 0);
+  ncclsimParamSet("FAULT", NULL);
+  ncclsimParamSet("TIMEOUT", NULL);
+  assert_int_equal(o.async[1], ncclRemoteError); /* the dead rank's own call */
+  assert_int_not_equal(o.sync2[1], cudaSuccess);
+  assert_int_equal(o.async[0], ncclTimeout); /* the survivor, within the timeout */
+  assert_int_equal(o.sync2[0], cudaErrorTimeout);
+  assert_true(o.waited[0] >= 0.4 && o.waited[0] < 5.0);
+}
+
+static void test_fault_param_validated(void **state) {
+  assert_int_equal(ncclsimParamSet("FAULT", "1"), ncclInvalidArgument);
+  assert_int_equal(ncclsimParamSet("FAULT", "1:0"), ncclInvalidArgument);
+  assert_int_equal(ncclsimParamSet("FAULT", "x:2"), ncclInvalidArgument);
+  assert_int_equal(ncclsimParamSet("FAULT", "none"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("FAULT", NULL), ncclSuccess);
+}
+
+/* Revoke ends every pending operation of the communicator, on every rank,
+ * at once (not at the timeout). */
+static void test_revoke_unblocks(void **state) {
+  ncclsimParamSet("TIMEOUT", "30");
+  ncclComm_t comms[3];
+  assert_int_equal(ncclCommInitAll(comms, 3, NULL), ncclSuccess);
+  int *b[3];
+  for (int r = 0; r < 3; r++) {
+    cudaSetDevice(r);
+    cudaMalloc((void **)&b[r], 64);
+  }
+  cudaSetDevice(1);
+  assert_int_equal(ncclRecv(b[1], 4, ncclInt32, 0, comms[1], 0), ncclSuccess);
+  cudaSetDevice(2);
+  assert_int_equal(ncclRecv(b[2], 4, ncclInt32, 0, comms[2], 0), ncclSuccess);
+  double t0 = now();
+  assert_int_equal(ncclCommRevoke(comms[0], 0), ncclSuccess);
+  for (int r = 1; r < 3; r++) {
+    cudaSetDevice(r);
+    assert_int_not_equal(cudaStreamSynchronize(0), cudaSuccess);
+    ncclResult_t ae;
+    ncclCommGetAsyncError(comms[r], &ae);
+    assert_int_equal(ae, ncclRemoteError);
+  }
+  assert_true(now() - t0 < 5.0);
+  assert_int_equal(ncclCommRevoke(comms[0], 1), ncclInvalidUsage); /* already revoked */
+  for (int r = 0; r < 3; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+    cudaFree(b[r]);
+  }
+  ncclsimParamSet("TIMEOUT", NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rank_fault),
+      cmocka_unit_test(test_fault_param_validated),
+      cmocka_unit_test(test_revoke_unblocks),
+  };
+  return cmocka_run_group_tests_name("sim_fault", tests, NULL, NULL);
+}
