@@ -1,0 +1,95 @@
+/*
+ * sim/coll/coll_internal.h — what the files of sim/coll/ share: software
+ * conversions of the narrow floats, the reduction kernels and the
+ * per-rank table of PreMulSum ops.
+ */
+#ifndef NCCLSIM_COLL_INTERNAL_H_
+#define NCCLSIM_COLL_INTERNAL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sim.h"
+
+/* ---- dtype.c: float16, bfloat16, float8 e4m3 and e5m2 <-> float.
+ * Narrowing rounds to nearest even. float16 overflows to infinity (as
+ * __float2half); both float8 formats saturate to their largest finite value,
+ * infinities included, as the __nv_fp8_e4m3/__nv_fp8_e5m2 constructors do
+ * (__NV_SATFINITE). NaN stays NaN. */
+float sim_f16_to_f32(uint16_t h);
+uint16_t sim_f32_to_f16(float f);
+float sim_bf16_to_f32(uint16_t h);
+uint16_t sim_f32_to_bf16(float f);
+float sim_e4m3_to_f32(uint8_t b);
+uint8_t sim_f32_to_e4m3(float f);
+float sim_e5m2_to_f32(uint8_t b);
+uint8_t sim_f32_to_e5m2(float f);
+/* Element i of a narrow-float array as float, and back (i in elements). */
+float sim_narrow_load(ncclDataType_t dt, const void *p, size_t i);
+void sim_narrow_store(ncclDataType_t dt, void *p, size_t i, float v);
+/* float16, bfloat16, e4m3, e5m2. */
+static inline int sim_dtype_is_narrow(ncclDataType_t dt) {
+  return dt == ncclFloat16 || dt == ncclBfloat16 || dt == ncclFloat8e4m3 || dt == ncclFloat8e5m2;
+}
+static inline int sim_dtype_is_float(ncclDataType_t dt) {
+  return sim_dtype_is_narrow(dt) || dt == ncclFloat32 || dt == ncclFloat64;
+}
+
+/* ---- reduce.c: the reduction of one block. ---- */
+typedef enum {
+  RED_SUM,
+  RED_PROD,
+  RED_MAX,
+  RED_MIN,
+  RED_PREMULSUM, /* sum of scalar_r * x_r; also ncclAvg on floats (scalar 1/n) */
+  RED_SUMPOSTDIV /* ncclAvg on integers: wrapped sum, then / nranks */
+} red_kind;
+
+/* Scratch for one block: COLL_BLOCK elements of up to 8 bytes, and for the
+ * narrow floats a float accumulator beside. */
+enum { COLL_BLOCK = 4096, COLL_TMP_BYTES = COLL_BLOCK * 8 + COLL_BLOCK * 4 + 64 };
+
+typedef struct {
+  ncclDataType_t dt;
+  red_kind kind;
+  int nin;
+  const void *const *in; /* nin inputs, each at the block's first element */
+  const unsigned char *scalars; /* PREMULSUM: nin scalars of 8 bytes, each one element of dt */
+} red_args;
+
+/* Reduces n <= COLL_BLOCK elements of the nin inputs into `out` (which may
+ * alias any input exactly: every input is read before out is written).
+ * tmp has COLL_TMP_BYTES bytes, 64-aligned. */
+void sim_reduce_block(const red_args *a, size_t n, void *out, void *tmp);
+/* The scalar of ncclAvg on floats: 1/nranks as one element of dt. */
+void sim_avg_scalar(ncclDataType_t dt, int nranks, void *out8);
+
+/* ---- redop.c: ncclRedOpCreatePreMulSum ops, per rank. ---- */
+typedef struct sim_redop {
+  struct sim_redop *next;
+  ncclRedOp_t value;
+  ncclDataType_t dt;
+  bool device;            /* the scalar is read when a collective runs */
+  const void *scalar_ptr; /* device (or non-immediate) residence */
+  unsigned char scalar[8]; /* host-immediate value */
+} sim_redop;
+
+/* Finds comm's op `op` of datatype dt: copies it into *out. WARN and
+ * ncclInvalidArgument if op is not one of comm's live ops or was made for
+ * another datatype. */
+ncclResult_t sim_redop_lookup(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t dt, const char *fn,
+                              sim_redop *out);
+/* Frees every op of comm (ncclCommDestroy/Abort). */
+void sim_redop_comm_fini(ncclComm_t comm);
+
+/* coll.c: the clique's state; redop.c keeps its per-rank lists in it. */
+typedef struct coll_slot coll_slot;
+typedef struct {
+  pthread_mutex_t lock;
+  int nranks;
+  coll_slot *slots;      /* open rendezvous, under lock */
+  _Atomic uint64_t *seq; /* per rank: its next collective's sequence number */
+  sim_redop **ops;       /* per rank, under lock */
+} coll_state;
+
+#endif /* NCCLSIM_COLL_INTERNAL_H_ */

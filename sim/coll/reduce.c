@@ -1,0 +1,178 @@
+/*
+ * sim/coll/reduce.c — reduction of one block, per datatype and op.
+ *
+ * Native types accumulate into a typed scratch block that stays in cache:
+ * the first input is copied (or scaled) in, each further input is combined
+ * in rank order, and the caller copies the block out. Loops run over
+ * restrict pointers in fixed-width strips so that gcc -O2 (whose
+ * "very cheap" cost model refuses loops with an unknown trip count)
+ * vectorises them.
+ *
+ * Integer sums, products and scalings wrap (computed in the unsigned type
+ * of the same width). ncclAvg on integers is that wrapped sum divided by
+ * nranks with C division (truncation towards zero), as NCCL's
+ * FuncSumPostDiv; on floats it is PreMulSum by 1/nranks in the type.
+ *
+ * The narrow floats accumulate in float, rounded back to the type after
+ * every step (scaling included): NCCL combines two values of the type at a
+ * time and stores the type, so each step rounds once. float8 goes straight
+ * from float to the type (NCCL goes through half first; the double rounding
+ * can differ in the last bit in rare ties).
+ */
+#include <string.h>
+
+#include "coll_internal.h"
+
+#define STRIP(T) (64 / sizeof(T))
+#define LOOP(T, body)                                                              \
+  do {                                                                             \
+    size_t i_ = 0;                                                                 \
+    for (; i_ + STRIP(T) <= n; i_ += STRIP(T))                                     \
+      for (size_t j_ = 0; j_ < STRIP(T); j_++) {                                   \
+        size_t i = i_ + j_;                                                        \
+        body;                                                                      \
+      }                                                                            \
+    for (size_t i = i_; i < n; i++) body;                                          \
+  } while (0)
+
+#define MAXF(a, b) ((b) > (a) ? (b) : (a))
+#define MINF(a, b) ((b) < (a) ? (b) : (a))
+
+/* acc op= in, for type T (U: unsigned type of T's width, for wrapping). */
+#define NATIVE_KERNELS(name, T, U)                                                          \
+  static void name##_sum(T *restrict acc, const T *restrict in, size_t n) {                \
+    LOOP(T, acc[i] = (T)((U)acc[i] + (U)in[i]));                                            \
+  }                                                                                         \
+  static void name##_prod(T *restrict acc, const T *restrict in, size_t n) {               \
+    LOOP(T, acc[i] = (T)((U)acc[i] * (U)in[i]));                                            \
+  }                                                                                         \
+  static void name##_max(T *restrict acc, const T *restrict in, size_t n) {                \
+    LOOP(T, acc[i] = MAXF(acc[i], in[i]));                                                  \
+  }                                                                                         \
+  static void name##_min(T *restrict acc, const T *restrict in, size_t n) {                \
+    LOOP(T, acc[i] = MINF(acc[i], in[i]));                                                  \
+  }                                                                                         \
+  static void name##_scale(T *restrict acc, const T *restrict in, T s, size_t n) {         \
+    LOOP(T, acc[i] = (T)((U)in[i] * (U)s));                                                 \
+  }                                                                                         \
+  static void name##_scaleadd(T *restrict acc, const T *restrict in, T s, size_t n) {      \
+    LOOP(T, acc[i] = (T)((U)acc[i] + (U)in[i] * (U)s));                                     \
+  }                                                                                         \
+  /* The first two inputs in one pass (acc = x op y), sparing a copy. */                    \
+  static void name##_first2(red_kind k, T *restrict acc, const T *restrict x, const T *restrict y, \
+                            size_t n) {                                                     \
+    switch (k) {                                                                            \
+    case RED_PROD: LOOP(T, acc[i] = (T)((U)x[i] * (U)y[i])); break;                         \
+    case RED_MAX: LOOP(T, acc[i] = MAXF(x[i], y[i])); break;                                \
+    case RED_MIN: LOOP(T, acc[i] = MINF(x[i], y[i])); break;                                \
+    default: LOOP(T, acc[i] = (T)((U)x[i] + (U)y[i])); break;                               \
+    }                                                                                       \
+  }                                                                                         \
+  static void name##_div(T *restrict acc, T d, size_t n) {                                  \
+    for (size_t i = 0; i < n; i++) acc[i] = (T)(acc[i] / d);                                \
+  }                                                                                         \
+  static void name##_block(const red_args *a, size_t n, void *out, void *tmp) {            \
+    T *restrict acc = tmp;                                                                  \
+    T s;                                                                                    \
+    int r = 1;                                                                              \
+    if (a->kind == RED_PREMULSUM) {                                                         \
+      memcpy(&s, a->scalars, sizeof s);                                                     \
+      name##_scale(acc, a->in[0], s, n);                                                    \
+    } else if (a->nin >= 2) {                                                               \
+      name##_first2(a->kind, acc, a->in[0], a->in[1], n);                                   \
+      r = 2;                                                                                \
+    } else {                                                                                \
+      memcpy(acc, a->in[0], n * sizeof(T));                                                 \
+    }                                                                                       \
+    for (; r < a->nin; r++) {                                                               \
+      const T *in = a->in[r];                                                               \
+      switch (a->kind) {                                                                    \
+      case RED_SUM:                                                                         \
+      case RED_SUMPOSTDIV: name##_sum(acc, in, n); break;                                   \
+      case RED_PROD: name##_prod(acc, in, n); break;                                        \
+      case RED_MAX: name##_max(acc, in, n); break;                                          \
+      case RED_MIN: name##_min(acc, in, n); break;                                          \
+      case RED_PREMULSUM:                                                                   \
+        memcpy(&s, a->scalars + 8 * (size_t)r, sizeof s);                                   \
+        name##_scaleadd(acc, in, s, n);                                                     \
+        break;                                                                              \
+      }                                                                                     \
+    }                                                                                       \
+    if (a->kind == RED_SUMPOSTDIV) name##_div(acc, (T)a->nin, n);                           \
+    memcpy(out, acc, n * sizeof(T));                                                        \
+  }
+
+NATIVE_KERNELS(i8, int8_t, uint8_t)
+NATIVE_KERNELS(u8, uint8_t, uint8_t)
+NATIVE_KERNELS(i32, int32_t, uint32_t)
+NATIVE_KERNELS(u32, uint32_t, uint32_t)
+NATIVE_KERNELS(i64, int64_t, uint64_t)
+NATIVE_KERNELS(u64, uint64_t, uint64_t)
+NATIVE_KERNELS(f32, float, float)
+NATIVE_KERNELS(f64, double, double)
+
+/* Narrow floats: a float accumulator, each step rounded through the type
+ * (element i of `stage` serves as the rounding scratch). */
+static void narrow_block(const red_args *a, size_t n, void *stage, void *tmp) {
+  ncclDataType_t dt = a->dt;
+  float *acc = tmp;
+  float s = 0;
+  if (a->kind == RED_PREMULSUM) s = sim_narrow_load(dt, a->scalars, 0);
+  for (size_t i = 0; i < n; i++) {
+    float v = sim_narrow_load(dt, a->in[0], i);
+    acc[i] = a->kind == RED_PREMULSUM ? v * s : v;
+  }
+  /* Rounds acc[i] to the type, keeping it as float. */
+#define ROUND(x) (sim_narrow_store(dt, stage, i, (x)), sim_narrow_load(dt, stage, i))
+  if (a->kind == RED_PREMULSUM)
+    for (size_t i = 0; i < n; i++) acc[i] = ROUND(acc[i]);
+  for (int r = 1; r < a->nin; r++) {
+    const void *in = a->in[r];
+    if (a->kind == RED_PREMULSUM) s = sim_narrow_load(dt, a->scalars + 8 * (size_t)r, 0);
+    for (size_t i = 0; i < n; i++) {
+      float v = sim_narrow_load(dt, in, i), x;
+      switch (a->kind) {
+      case RED_PROD: x = acc[i] * v; break;
+      case RED_MAX: x = MAXF(acc[i], v); break;
+      case RED_MIN: x = MINF(acc[i], v); break;
+      case RED_PREMULSUM: x = acc[i] + ROUND(v * s); break;
+      default: x = acc[i] + v; break;
+      }
+      acc[i] = ROUND(x);
+    }
+  }
+#undef ROUND
+}
+
+void sim_reduce_block(const red_args *a, size_t n, void *out, void *tmp) {
+  switch (a->dt) {
+  case ncclInt8: i8_block(a, n, out, tmp); break;
+  case ncclUint8: u8_block(a, n, out, tmp); break;
+  case ncclInt32: i32_block(a, n, out, tmp); break;
+  case ncclUint32: u32_block(a, n, out, tmp); break;
+  case ncclInt64: i64_block(a, n, out, tmp); break;
+  case ncclUint64: u64_block(a, n, out, tmp); break;
+  case ncclFloat32: f32_block(a, n, out, tmp); break;
+  case ncclFloat64: f64_block(a, n, out, tmp); break;
+  default: {
+    /* Round through a staging block after the float accumulator, so that
+     * `out` (possibly an input) is written only at the end. */
+    unsigned char *stage = (unsigned char *)tmp + COLL_BLOCK * 4;
+    narrow_block(a, n, stage, tmp);
+    float *acc = tmp;
+    for (size_t i = 0; i < n; i++) sim_narrow_store(a->dt, stage, i, acc[i]);
+    memcpy(out, stage, n * sim_dtype_size(a->dt));
+    break;
+  }
+  }
+}
+
+void sim_avg_scalar(ncclDataType_t dt, int nranks, void *out8) {
+  memset(out8, 0, 8);
+  double inv = 1.0 / nranks;
+  if (dt == ncclFloat64) memcpy(out8, &inv, 8);
+  else if (dt == ncclFloat32) {
+    float f = (float)inv;
+    memcpy(out8, &f, 4);
+  } else if (sim_dtype_is_narrow(dt)) sim_narrow_store(dt, out8, 0, (float)inv);
+}

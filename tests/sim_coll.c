@@ -1,0 +1,248 @@
+/* tests/sim_coll.c — ncclsim's collectives: mismatch detection, timeout,
+ * one thread driving every rank, PreMulSum misuse. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "sim_ranks.h"
+
+enum { N = 3, COUNT = 64 };
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------ mismatch */
+
+/* One kind of mismatch: rank N-1 deviates from the others in one argument
+ * (or, for "order", calls the two collectives the other way round). Every
+ * rank, the agreeing ones included, must fail, and its diagnostic must
+ * name both calls made. */
+typedef struct {
+  const char *what;
+  const char *want[2]; /* substrings of every rank's diagnostic */
+} mismatch;
+
+static void mismatch_body(rank_ctx *c) {
+  const mismatch *m = c->arg;
+  bool odd = c->rank == N - 1;
+  float *b;
+  assert_int_equal(cudaMalloc((void **)&b, 2 * COUNT * sizeof(float)), cudaSuccess);
+  cudaMemset(b, 0, 2 * COUNT * sizeof(float));
+  ncclResult_t r1 = ncclSuccess, r2 = ncclSuccess;
+  cudaStream_t s2;
+  assert_int_equal(cudaStreamCreate(&s2), cudaSuccess);
+  if (!strcmp(m->what, "order")) {
+    /* The second call on its own stream: on the first one it would be
+     * skipped ("not run: its stream already failed"), and that text would
+     * replace the mismatch's as the comm's last error. */
+    if (!odd) {
+      r1 = ncclAllReduce(b, b, COUNT, ncclFloat32, ncclSum, c->comm, 0);
+      r2 = ncclBroadcast(b, b, COUNT, ncclFloat32, 0, c->comm, s2);
+    } else {
+      r1 = ncclBroadcast(b, b, COUNT, ncclFloat32, 0, c->comm, 0);
+      r2 = ncclAllReduce(b, b, COUNT, ncclFloat32, ncclSum, c->comm, s2);
+    }
+  } else if (!strcmp(m->what, "count")) {
+    r1 = ncclAllReduce(b, b, odd ? COUNT + 1 : COUNT, ncclFloat32, ncclSum, c->comm, 0);
+  } else if (!strcmp(m->what, "datatype")) {
+    r1 = ncclAllReduce(b, b, COUNT, odd ? ncclInt32 : ncclFloat32, ncclSum, c->comm, 0);
+  } else if (!strcmp(m->what, "op")) {
+    r1 = ncclReduceScatter(b, b, COUNT / N, ncclFloat32, odd ? ncclMax : ncclSum, c->comm, 0);
+  } else if (!strcmp(m->what, "root")) {
+    r1 = ncclReduce(b, b, COUNT, ncclFloat32, ncclSum, odd ? 2 : 1, c->comm, 0);
+  }
+  /* Enqueueing succeeds (the ranks cannot know yet); a second call may see
+   * the comm already failed. */
+  assert_int_equal(r1, ncclSuccess);
+  assert_true(r2 == ncclSuccess || r2 == ncclInvalidUsage);
+  double t0 = now();
+  assert_int_not_equal(cudaStreamSynchronize(0), cudaSuccess);
+  if (!strcmp(m->what, "order")) assert_int_not_equal(cudaStreamSynchronize(s2), cudaSuccess);
+  assert_true(now() - t0 < 2.0); /* detected at once, not by the timeout */
+  cudaStreamDestroy(s2);
+  ncclResult_t ae = ncclSuccess;
+  assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
+  assert_int_equal(ae, ncclInvalidUsage);
+  const char *msg = ncclGetLastError(c->comm);
+  print_message("rank %d (%s): %s\n", c->rank, m->what, msg);
+  assert_non_null(strstr(msg, "mismatched across ranks"));
+  for (int i = 0; i < 2; i++) assert_non_null(strstr(msg, m->want[i]));
+  cudaFree(b);
+}
+
+static void test_mismatch(void **state) {
+  static const mismatch kinds[] = {
+      /* #0 or #1, whichever failed last: either names both calls */
+      {"order", {"ncclAllReduce(count=64, ncclFloat32, sum)", "ncclBroadcast(count=64, ncclFloat32, root=0)"}},
+      {"count", {"ranks 0-1 ncclAllReduce(count=64, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=65, ncclFloat32, sum)"}},
+      {"datatype", {"ranks 0-1 ncclAllReduce(count=64, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=64, ncclInt32, sum)"}},
+      {"op", {"ranks 0-1 ncclReduceScatter(count=21, ncclFloat32, sum)", "rank 2 ncclReduceScatter(count=21, ncclFloat32, max)"}},
+      {"root", {"ranks 0-1 ncclReduce(count=64, ncclFloat32, sum, root=1)", "rank 2 ncclReduce(count=64, ncclFloat32, sum, root=2)"}},
+  };
+  ncclsimParamSet("TIMEOUT", "5");
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    assert_int_equal(run_ranks(N, mismatch_body, (void *)&kinds[i]), 0);
+  ncclsimParamSet("TIMEOUT", NULL);
+}
+
+/* Many ranks: the diagnostic groups ranks making the same call, so each
+ * rank's call is named within the comm's last-error text. */
+static void many_body(rank_ctx *c) {
+  int *b;
+  assert_int_equal(cudaMalloc((void **)&b, 64 * sizeof(int)), cudaSuccess);
+  size_t count = c->rank == 5 ? 7 : c->rank == 2 ? 9 : 8;
+  assert_int_equal(ncclAllReduce(b, b, count, ncclInt32, ncclSum, c->comm, 0), ncclSuccess);
+  assert_int_not_equal(cudaStreamSynchronize(0), cudaSuccess);
+  const char *msg = ncclGetLastError(c->comm);
+  assert_non_null(strstr(msg, "ranks 0-1,3-4,6-7 ncclAllReduce(count=8, ncclInt32, sum)"));
+  assert_non_null(strstr(msg, "rank 2 ncclAllReduce(count=9, ncclInt32, sum)"));
+  assert_non_null(strstr(msg, "rank 5 ncclAllReduce(count=7, ncclInt32, sum)"));
+  assert_non_null(strstr(msg, "(ncclsim checks this"));
+  cudaFree(b);
+}
+
+static void test_mismatch_many_ranks(void **state) { assert_int_equal(run_ranks(8, many_body, NULL), 0); }
+
+/* ------------------------------------------------------------- timeout */
+
+/* Rank N-1 does not call in time: the others fail with ncclTimeout
+ * within NCCLSIM_TIMEOUT, naming their pending call, and withdraw. When
+ * the late rank calls after they left, it finds no partner and times out
+ * too (under ASan: nothing of theirs is touched after it was freed). */
+static void timeout_body(rank_ctx *c) {
+  float *b;
+  assert_int_equal(cudaMalloc((void **)&b, COUNT * sizeof(float)), cudaSuccess);
+  if (c->rank == N - 1) {
+    struct timespec late = {0, 600 * 1000 * 1000};
+    nanosleep(&late, NULL);
+    assert_int_equal(ncclAllReduce(b, b, COUNT, ncclFloat32, ncclSum, c->comm, 0), ncclSuccess);
+    assert_int_equal(cudaStreamSynchronize(0), cudaErrorTimeout);
+    ncclResult_t ae;
+    assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
+    assert_int_equal(ae, ncclTimeout);
+    cudaFree(b);
+    return;
+  }
+  double t0 = now();
+  assert_int_equal(ncclAllReduce(b, b, COUNT, ncclFloat32, ncclSum, c->comm, 0), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(0), cudaErrorTimeout);
+  double dt = now() - t0;
+  assert_true(dt >= 0.25 && dt < 5.0);
+  ncclResult_t ae;
+  assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
+  assert_int_equal(ae, ncclTimeout);
+  const char *msg = ncclGetLastError(c->comm);
+  print_message("rank %d: %s\n", c->rank, msg);
+  assert_non_null(strstr(msg, "ncclAllReduce(count=64, ncclFloat32, sum)"));
+  cudaFree(b);
+}
+
+static void test_timeout(void **state) {
+  ncclsimParamSet("TIMEOUT", "0.3");
+  assert_int_equal(run_ranks(N, timeout_body, NULL), 0);
+  ncclsimParamSet("TIMEOUT", NULL);
+}
+
+/* --------------------------------------------- one thread, every rank */
+
+/* ncclCommInitAll, then one thread enqueues every rank's allreduces (two
+ * per rank, different dtypes, on one stream per rank) inside a group.
+ * (Ranks cannot share a stream: a stream belongs to one device.) */
+static void test_one_thread_group(void **state) {
+  enum { R = 4, C = 5000 };
+  ncclComm_t comms[R];
+  cudaStream_t st[R];
+  float *f[R];
+  int64_t *l[R];
+  assert_int_equal(ncclCommInitAll(comms, R, NULL), ncclSuccess);
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(cudaStreamCreate(&st[r]), cudaSuccess);
+    cudaMalloc((void **)&f[r], C * sizeof(float));
+    cudaMalloc((void **)&l[r], C * sizeof(int64_t));
+    static float hf[C];
+    static int64_t hl[C];
+    for (int i = 0; i < C; i++) hf[i] = (float)(r + i % 7), hl[i] = (int64_t)r << 40 | i;
+    cudaMemcpy(f[r], hf, sizeof hf, cudaMemcpyHostToDevice);
+    cudaMemcpy(l[r], hl, sizeof hl, cudaMemcpyHostToDevice);
+  }
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclAllReduce(f[r], f[r], C, ncclFloat32, ncclSum, comms[r], st[r]), ncclSuccess);
+    assert_int_equal(ncclAllReduce(l[r], l[r], C, ncclInt64, ncclMax, comms[r], st[r]), ncclSuccess);
+  }
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(cudaStreamSynchronize(st[r]), cudaSuccess);
+    static float hf[C];
+    static int64_t hl[C];
+    cudaMemcpy(hf, f[r], sizeof hf, cudaMemcpyDeviceToHost);
+    cudaMemcpy(hl, l[r], sizeof hl, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < C; i++) {
+      assert_true(hf[i] == (float)(0 + 1 + 2 + 3 + 4 * (i % 7)));
+      assert_true(hl[i] == ((int64_t)(R - 1) << 40 | i));
+    }
+    cudaFree(f[r]);
+    cudaFree(l[r]);
+    cudaStreamDestroy(st[r]);
+  }
+  for (int r = 0; r < R; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+}
+
+/* ----------------------------------------------------- PreMulSum misuse */
+
+static void test_premulsum_misuse(void **state) {
+  ncclComm_t a[2], b[2];
+  assert_int_equal(ncclCommInitAll(a, 2, NULL), ncclSuccess);
+  assert_int_equal(ncclCommInitAll(b, 2, NULL), ncclSuccess);
+  cudaSetDevice(0);
+  float *d, two = 2;
+  assert_int_equal(cudaMalloc((void **)&d, 64 * sizeof(float)), cudaSuccess);
+  ncclRedOp_t op;
+  assert_int_equal(ncclRedOpCreatePreMulSum(&op, &two, ncclFloat32, ncclScalarHostImmediate, a[0]), ncclSuccess);
+  assert_true((int)op >= (int)ncclNumOps); /* never a built-in op's value */
+  /* another communicator (rank 0 of b), another datatype */
+  assert_int_equal(ncclAllReduce(d, d, 4, ncclFloat32, op, b[0], 0), ncclInvalidArgument);
+  assert_int_equal(ncclAllReduce(d, d, 4, ncclFloat64, op, a[0], 0), ncclInvalidArgument);
+  assert_int_equal(ncclReduce(d, d, 4, ncclInt32, op, 0, a[0], 0), ncclInvalidArgument);
+  /* the other rank of the same communicator has its own ops */
+  cudaSetDevice(1);
+  float *d1;
+  cudaMalloc((void **)&d1, 64 * sizeof(float));
+  assert_int_equal(ncclAllReduce(d1, d1, 4, ncclFloat32, op, a[1], 0), ncclInvalidArgument);
+  cudaSetDevice(0);
+  /* after destroy */
+  assert_int_equal(ncclRedOpDestroy(op, b[0]), ncclInvalidArgument);
+  assert_int_equal(ncclRedOpDestroy(op, a[0]), ncclSuccess);
+  assert_int_equal(ncclAllReduce(d, d, 4, ncclFloat32, op, a[0], 0), ncclInvalidArgument);
+  assert_int_equal(ncclRedOpDestroy(op, a[0]), ncclInvalidArgument);
+  /* inside a group, the bad call fails it */
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  assert_int_equal(ncclAllReduce(d, d, 4, ncclFloat32, op, a[0], 0), ncclInvalidArgument);
+  assert_int_equal(ncclGroupEnd(), ncclInvalidArgument);
+  cudaFree(d);
+  cudaFree(d1);
+  for (int r = 0; r < 2; r++) {
+    assert_int_equal(ncclCommDestroy(a[r]), ncclSuccess);
+    assert_int_equal(ncclCommDestroy(b[r]), ncclSuccess);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_mismatch),         cmocka_unit_test(test_mismatch_many_ranks),
+      cmocka_unit_test(test_timeout),          cmocka_unit_test(test_one_thread_group),
+      cmocka_unit_test(test_premulsum_misuse),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
