@@ -4,3 +4,12 @@
 BENCH_PROGRAMS += bench/p2p_bw
 bench_p2p_bw_SOURCES = bench/p2p_bw.c
 bench_p2p_bw_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) -lpthread
+
+BENCH_PROGRAMS += bench/signal_latency bench/put_bw
+bench_signal_latency_SOURCES = bench/signal_latency.c
+bench_signal_latency_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) -lpthread
+bench_put_bw_SOURCES = bench/put_bw.c
+bench_put_bw_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) -lpthread
+BENCH_PROGRAMS += bench/allreduce_bw
+bench_allreduce_bw_SOURCES = bench/allreduce_bw.c
+bench_allreduce_bw_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) -lpthread

@@ -1,22 +1,29 @@
 # ncclsim: the simulated NCCL and CUDA runtime (see docs/architecture.md).
 ncclsiminclude_HEADERS += sim/include/nccl.h sim/include/cuda_runtime_api.h \
-	sim/include/cuda_runtime.h sim/include/ncclsim.h
-noinst_HEADERS += sim/sim.h sim/transport.h sim/cuda/cuda_internal.h sim/comm/comm_internal.h
+	sim/include/cuda_runtime.h sim/include/ncclsim.h sim/include/nccl_device.h
+noinst_HEADERS += sim/sim.h sim/transport.h sim/cuda/cuda_internal.h sim/comm/comm_internal.h sim/coll/coll_internal.h \
+	sim/dev/dev_internal.h sim/rma/rma_internal.h
 
+# The simulator is built once as a convenience library: libncclsim.la wraps
+# it for users, and the unit tests link it statically to reach internals
+# (sim/sim.h) that the shared library keeps hidden.
 if BACKEND_SIM
 lib_LTLIBRARIES += sim/libncclsim.la
+noinst_LTLIBRARIES += sim/libncclsim_core.la
 endif
-sim_libncclsim_la_SOURCES = \
+sim_libncclsim_la_SOURCES =
+sim_libncclsim_la_LIBADD = sim/libncclsim_core.la -lpthread -lm
+sim_libncclsim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
+sim_libncclsim_core_la_SOURCES = \
 	sim/util/param.c sim/util/log.c sim/util/alloc.c sim/util/wait.c \
 	sim/cuda/device.c sim/cuda/memory.c sim/cuda/stream.c sim/cuda/event.c sim/cuda/memcpy.c \
 	sim/comm/comm.c sim/comm/init.c sim/comm/split.c sim/comm/group.c sim/comm/options.c \
 	sim/comm/checks.c \
 	sim/p2p/p2p.c \
-	sim/rma/area.c \
-	sim/coll/area.c \
-	sim/dev/area.c \
+	sim/rma/window.c sim/rma/register.c sim/rma/signal.c sim/rma/put.c \
+	sim/coll/coll.c sim/coll/reduce.c sim/coll/dtype.c sim/coll/redop.c \
+	sim/dev/props.c sim/dev/devcomm.c \
 	sim/transport_local.c
-sim_libncclsim_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
-sim_libncclsim_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
-sim_libncclsim_la_LIBADD = -lpthread -lm
-sim_libncclsim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
+sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
+sim_libncclsim_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+sim_libncclsim_core_la_LIBADD = -lpthread -lm

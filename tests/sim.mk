@@ -2,7 +2,8 @@
 # convenience library statically, so sim/sim.h internals are reachable.
 if BACKEND_SIM
 if HAVE_CMOCKA
-SIM_TESTS = tests/sim_p2p tests/sim_stream tests/sim_timeout
+SIM_TESTS = tests/sim_p2p tests/sim_stream tests/sim_timeout tests/sim_rma
+SIM_TESTS += tests/sim_coll tests/sim_dtype tests/sim_fault
 check_PROGRAMS += $(SIM_TESTS)
 TESTS += $(SIM_TESTS)
 endif
@@ -18,3 +19,27 @@ tests_sim_stream_LDADD = $(SIM_TEST_LDADD)
 tests_sim_timeout_SOURCES = tests/sim_timeout.c tests/sim_ranks.h
 tests_sim_timeout_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_timeout_LDADD = $(SIM_TEST_LDADD)
+tests_sim_rma_SOURCES = tests/sim_rma.c tests/sim_ranks.h
+tests_sim_rma_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_rma_LDADD = $(SIM_TEST_LDADD)
+
+# ncclsim's public headers (nccl.h, cuda_runtime_api.h, ncclsim.h,
+# nccl_device.h) compile as C++, against the public library.
+if BACKEND_SIM
+if HAVE_CXX
+check_PROGRAMS += tests/sim_cxx_headers
+TESTS += tests/sim_cxx_headers
+endif
+endif
+tests_sim_cxx_headers_SOURCES = tests/sim_cxx_headers.cc
+tests_sim_cxx_headers_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
+tests_sim_cxx_headers_LDADD = sim/libncclsim.la
+tests_sim_coll_SOURCES = tests/sim_coll.c tests/sim_ranks.h
+tests_sim_coll_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_coll_LDADD = $(SIM_TEST_LDADD)
+tests_sim_dtype_SOURCES = tests/sim_dtype.c
+tests_sim_dtype_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_dtype_LDADD = $(SIM_TEST_LDADD)
+tests_sim_fault_SOURCES = tests/sim_fault.c tests/sim_ranks.h
+tests_sim_fault_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_fault_LDADD = $(SIM_TEST_LDADD)
