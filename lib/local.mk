@@ -43,7 +43,7 @@ lib_LTLIBRARIES += lib/libnccl4c.la
 lib_libnccl4c_la_SOURCES =
 lib_libnccl4c_la_LIBADD = lib/libnccl4c_static.la $(BACKEND_LIBS)
 # current:revision:age — bump per libtool's rules when the ABI changes.
-lib_libnccl4c_la_LDFLAGS = -version-info 0:0:0 -no-undefined
+lib_libnccl4c_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined
 
 include_HEADERS += lib/nccl4c.h
 noinst_HEADERS += lib/n4c_internal.h lib/n4c_test.h lib/devcomm_bridge.h lib/mem.h
