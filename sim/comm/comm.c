@@ -125,10 +125,14 @@ ncclResult_t sim_comm_fail(ncclComm_t comm, ncclResult_t res, const char *fmt, .
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   int expect = ncclSuccess;
-  atomic_compare_exchange_strong(&comm->async_error, &expect, (int)res);
-  pthread_mutex_lock(&comm->lock);
-  snprintf(comm->last_error, sizeof comm->last_error, "%s", msg);
-  pthread_mutex_unlock(&comm->lock);
+  /* The first failure wins, for the text as for the code: later failures
+   * are often consequences ("its stream already failed") and would hide
+   * the diagnostic that explains them. They are still logged. */
+  if (atomic_compare_exchange_strong(&comm->async_error, &expect, (int)res)) {
+    pthread_mutex_lock(&comm->lock);
+    snprintf(comm->last_error, sizeof comm->last_error, "%s", msg);
+    pthread_mutex_unlock(&comm->lock);
+  }
   SIM_WARN(SIM_INIT, "rank %d: %s", comm->rank, msg);
   return res;
 }
