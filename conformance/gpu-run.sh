@@ -26,6 +26,6 @@ echo "threads rc=$?"; grep -c '^ok' "$out/nccl-threads-n$n.tap"; grep '^not ok' 
 mpirun --allow-run-as-root -np "$n" -x NCCL_NVLS_ENABLE ./conformance/n4c-conformance --mpi --timeout 120 \
   --json "$out/nccl-mpi-n$n.json" >"$out/nccl-mpi-n$n.tap" 2>&1
 echo "mpi rc=$?"; grep -c '^ok' "$out/nccl-mpi-n$n.tap"; grep '^not ok' "$out/nccl-mpi-n$n.tap"
-./bench/p2p_bw >"$out/bench-p2p_bw-n2.txt" 2>&1; echo "p2p_bw rc=$?"
-./bench/allreduce_bw >"$out/bench-allreduce_bw.txt" 2>&1; echo "allreduce_bw rc=$?"
-tail -3 "$out/bench-p2p_bw-n2.txt" "$out/bench-allreduce_bw.txt"
+./bench/p2p_bw >"$out/bench-p2p_bw.txt" 2>&1; echo "p2p_bw rc=$?"
+./bench/allreduce_bw $((256 << 20)) "$n" >"$out/bench-allreduce_bw-n$n.txt" 2>&1; echo "allreduce_bw rc=$?"
+tail -4 "$out/bench-p2p_bw.txt" "$out/bench-allreduce_bw-n$n.txt"
