@@ -4,11 +4,13 @@
  * of lib/; built only for the real backend when configure found a usable
  * <nccl_device.h> (HAVE_NCCL_DEVCOMM).
  *
- * Requirements layouts: NCCL >= 2.30.5 has every field nccl4c knows, with
- * size/magic/version and NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER. Older
- * NCCL (2.28) has only the first twelve; a set field it lacks gives
- * N4C_DC_ENOTSUP, and without the initializer the defaults are a zeroed
- * struct with ginContextCount 4 (the documented default; it is a hint).
+ * Requirements layouts differ between NCCL releases (2.28.3 lacks fields
+ * that 2.28.9 has, 2.30 adds size/magic/version and more), so every field
+ * is set through a setter that exists only if the linked header has the
+ * member (SFINAE). A field the user set that this NCCL lacks gives
+ * N4C_DC_ENOTSUP naming it; unset fields keep NCCL's defaults
+ * (NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER where the header has it, else a
+ * zeroed struct with ginContextCount 4 where that member exists).
  */
 #include "config.h"
 
@@ -23,51 +25,70 @@
 
 #include "devcomm_bridge.h"
 
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 30, 5)
-#define N4C_DC_FULL_LAYOUT 1
-#endif
-
 static bool set(int v) { return v != N4C_UNSET; }
+
+/* put_<field>(q, v, 0) assigns and returns true if the header's struct has
+ * <field>; otherwise the second overload is chosen and returns false. */
+#define N4C_FIELD(name)                                                                  \
+  template <typename T>                                                                  \
+  static auto put_##name(T &q, int v, int) -> decltype((void)q.name, true) {             \
+    q.name = static_cast<decltype(q.name)>(v);                                           \
+    return true;                                                                         \
+  }                                                                                      \
+  template <typename T>                                                                  \
+  static bool put_##name(T &, int, long) {                                               \
+    return false;                                                                        \
+  }
+N4C_FIELD(lsaMultimem)
+N4C_FIELD(barrierCount)
+N4C_FIELD(lsaBarrierCount)
+N4C_FIELD(railGinBarrierCount)
+N4C_FIELD(lsaLLA2ABlockCount)
+N4C_FIELD(lsaLLA2ASlotCount)
+N4C_FIELD(ginForceEnable)
+N4C_FIELD(ginContextCount)
+N4C_FIELD(ginSignalCount)
+N4C_FIELD(ginCounterCount)
+N4C_FIELD(ginConnectionType)
+N4C_FIELD(ginExclusiveContexts)
+N4C_FIELD(ginQueueDepth)
+N4C_FIELD(worldGinBarrierCount)
+N4C_FIELD(ginStrongSignalsRequired)
+N4C_FIELD(ginVaSignalsRequired)
 
 extern "C" n4c_dc_result_t n4c_dc_create(ncclComm_t comm, const n4c_dev_comm_requirements_t *r, void **out,
                                          ncclResult_t *nres, const char **detail) {
-#ifdef N4C_DC_FULL_LAYOUT
+#ifdef NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER
   ncclDevCommRequirements_t q = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
 #else
   ncclDevCommRequirements_t q = ncclDevCommRequirements_t();
-  q.ginContextCount = 4;
+  put_ginContextCount(q, 4, 0);
 #endif
   if (r) {
-    if (set(r->lsa_multimem)) q.lsaMultimem = r->lsa_multimem != 0;
-    if (set(r->barrier_count)) q.barrierCount = r->barrier_count;
-    if (set(r->lsa_barrier_count)) q.lsaBarrierCount = r->lsa_barrier_count;
-    if (set(r->rail_gin_barrier_count)) q.railGinBarrierCount = r->rail_gin_barrier_count;
-    if (set(r->lsa_ll_a2a_block_count)) q.lsaLLA2ABlockCount = r->lsa_ll_a2a_block_count;
-    if (set(r->lsa_ll_a2a_slot_count)) q.lsaLLA2ASlotCount = r->lsa_ll_a2a_slot_count;
-    if (set(r->gin_force_enable)) q.ginForceEnable = r->gin_force_enable != 0;
-    if (set(r->gin_context_count)) q.ginContextCount = r->gin_context_count;
-    if (set(r->gin_signal_count)) q.ginSignalCount = r->gin_signal_count;
-    if (set(r->gin_counter_count)) q.ginCounterCount = r->gin_counter_count;
-#ifdef N4C_DC_FULL_LAYOUT
-    if (set(r->gin_connection_type)) q.ginConnectionType = (ncclGinConnectionType_t)r->gin_connection_type;
-    if (set(r->gin_exclusive_contexts)) q.ginExclusiveContexts = r->gin_exclusive_contexts != 0;
-    if (set(r->gin_queue_depth)) q.ginQueueDepth = r->gin_queue_depth;
-    if (set(r->world_gin_barrier_count)) q.worldGinBarrierCount = r->world_gin_barrier_count;
-    if (set(r->gin_strong_signals_required)) q.ginStrongSignalsRequired = r->gin_strong_signals_required != 0;
-    if (set(r->gin_va_signals_required)) q.ginVaSignalsRequired = r->gin_va_signals_required != 0;
-#else
-    const char *missing = set(r->gin_connection_type)           ? "gin_connection_type"
-                          : set(r->gin_exclusive_contexts)      ? "gin_exclusive_contexts"
-                          : set(r->gin_queue_depth)             ? "gin_queue_depth"
-                          : set(r->world_gin_barrier_count)     ? "world_gin_barrier_count"
-                          : set(r->gin_strong_signals_required) ? "gin_strong_signals_required"
-                          : set(r->gin_va_signals_required)     ? "gin_va_signals_required"
-                                                                : NULL;
+    const char *missing = NULL;
+#define N4C_PUT(field, member)                                                 \
+  if (set(r->field) && !put_##member(q, r->field, 0) && !missing) missing = #field;
+    N4C_PUT(lsa_multimem, lsaMultimem)
+    N4C_PUT(barrier_count, barrierCount)
+    N4C_PUT(lsa_barrier_count, lsaBarrierCount)
+    N4C_PUT(rail_gin_barrier_count, railGinBarrierCount)
+    N4C_PUT(lsa_ll_a2a_block_count, lsaLLA2ABlockCount)
+    N4C_PUT(lsa_ll_a2a_slot_count, lsaLLA2ASlotCount)
+    N4C_PUT(gin_force_enable, ginForceEnable)
+    N4C_PUT(gin_context_count, ginContextCount)
+    N4C_PUT(gin_signal_count, ginSignalCount)
+    N4C_PUT(gin_counter_count, ginCounterCount)
+    N4C_PUT(gin_connection_type, ginConnectionType)
+    N4C_PUT(gin_exclusive_contexts, ginExclusiveContexts)
+    N4C_PUT(gin_queue_depth, ginQueueDepth)
+    N4C_PUT(world_gin_barrier_count, worldGinBarrierCount)
+    N4C_PUT(gin_strong_signals_required, ginStrongSignalsRequired)
+    N4C_PUT(gin_va_signals_required, ginVaSignalsRequired)
+#undef N4C_PUT
     if (missing) {
       *detail = missing;
       return N4C_DC_ENOTSUP;
     }
-#endif
   }
   ncclDevComm_t *dc = static_cast<ncclDevComm_t *>(n4c_malloc(sizeof(ncclDevComm_t)));
   if (!dc) return N4C_DC_ENOMEM;
