@@ -8,7 +8,7 @@
  * communicator. Single-thread memcpy between the same two buffers gives the
  * host's copy limit (on ncclsim a send/recv is one such copy). Last, the
  * host-side cost of an nccl4c call over the raw call is measured over 10^5
- * grouped 1-byte send/recv pairs.
+ * grouped 1-byte send/recv pairs. On a GPU the memcpy columns read 0.
  *
  * Output: `key=value` lines, one per measurement, then a summary line.
  * Usage: p2p_bw [max_bytes]
@@ -140,20 +140,25 @@ int main(int argc, char **argv) {
       pthread_barrier_wait(&bar);
       pthread_barrier_wait(&bar);
     }
-    memcpy(bufs[1], bufs[0], bytes); /* on ncclsim these are host memory */
+    double mc = 0;
+#ifdef NCCLSIM
+    /* The host's copy limit; only on ncclsim, where the buffers are host
+     * memory (on a GPU they are device memory, and the bound is NVLink). */
+    memcpy(bufs[1], bufs[0], bytes);
     double t0 = now();
     for (int i = 0; i < iters; i++) {
       memcpy(bufs[1], bufs[0], bytes);
       __asm__ __volatile__("" ::: "memory");
     }
-    double mc = (now() - t0) / iters;
+    mc = (now() - t0) / iters;
+#endif
     pthread_barrier_wait(&bar);
-    double raw = bytes / secs[0] / 1e9, n4c = bytes / secs[1] / 1e9, mcg = bytes / mc / 1e9;
+    double raw = bytes / secs[0] / 1e9, n4c = bytes / secs[1] / 1e9, mcg = mc > 0 ? bytes / mc / 1e9 : 0;
     printf("bench=p2p_bw backend=%s bytes=%zu iters=%d raw_gbps=%.3f n4c_gbps=%.3f n4c_over_raw=%.3f "
            "memcpy_gbps=%.3f raw_over_memcpy=%.3f\n",
-           backend, bytes, iters, raw, n4c, n4c / raw, mcg, raw / mcg);
+           backend, bytes, iters, raw, n4c, n4c / raw, mcg, mcg > 0 ? raw / mcg : 0);
     fflush(stdout);
-    if (bytes == (size_t)64 << 20) ratio64 = raw / mcg;
+    if (bytes == (size_t)64 << 20 && mcg > 0) ratio64 = raw / mcg;
     if (bytes >= (size_t)1 << 20 && n4c / raw < n4c_min_1m) n4c_min_1m = n4c / raw;
   }
   cur_bytes = 0;

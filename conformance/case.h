@@ -68,6 +68,10 @@ typedef void case_fn(case_ctx_t *ctx);
 bool case_expect_(case_ctx_t *ctx, bool ok, const char *file, int line,
                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 void case_skip_(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Skips with "not supported by NCCL x.y.z" and nccl4c's last message: for
+ * an N4C_ENOTSUP where the claim needs a function the linked NCCL lacks.
+ * CASE_STATUS/CASE_OK do this by themselves. */
+void case_skip_unsupported(case_ctx_t *ctx);
 /* Records where real NCCL differs from its documentation (both texts). */
 void case_divergence(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A "# rank R: ..." diagnostic, shown with -v. */

@@ -25,6 +25,20 @@ static bool one(case_ctx_t *ctx, n4c_comm_t *comm, cudaStream_t stream, coll_k k
   return coll_check(ctx, comm, stream, &run);
 }
 
+/* NCCL documents in-place operation for broadcast, reduce, allreduce,
+ * reduce-scatter and allgather only ("In-place Operations" in its user
+ * guide); on 2 x H200 with NCCL 2.28.3 an in-place alltoall returned wrong
+ * data. ncclsim supports it, so it is tested there and skipped on NCCL. */
+static bool skip_inplace(coll_k kind, int inplace) {
+#ifdef NCCLSIM
+  (void)kind;
+  (void)inplace;
+  return false;
+#else
+  return inplace && kind == K_ALLTOALL;
+#endif
+}
+
 static void sweep(case_ctx_t *ctx, coll_k kind, bool reduces, bool rooted) {
   n4c_comm_t *comm;
   cudaStream_t stream;
@@ -38,14 +52,20 @@ static void sweep(case_ctx_t *ctx, coll_k kind, bool reduces, bool rooted) {
         for (int inplace = 0; inplace < 2; inplace++, k++) {
           bool selftest = sizes[s] == 1031 && op == 0 && !inplace &&
                           (dt == ncclInt32 || dt == ncclFloat16 || dt == ncclFloat32);
-          if (!one(ctx, comm, stream, kind, dt, op, sizes[s], rooted ? k % n : 0, inplace, selftest)) return;
+          if (skip_inplace(kind, inplace)) continue;
+          bool ok = one(ctx, comm, stream, kind, dt, op, sizes[s], rooted ? k % n : 0, inplace, selftest);
+          /* Ranks stop together: on real NCCL a rank that went on alone
+           * would wait in its next collective forever. */
+          if (!ctx_barrier(ctx) || !ok) return;
         }
   bool concat = kind != K_ALLREDUCE && kind != K_REDUCE && kind != K_BROADCAST;
   for (size_t i = 0; i < sizeof large_runs / sizeof *large_runs; i++)
-    for (int inplace = 0; inplace < 2; inplace++, k++)
-      if (!one(ctx, comm, stream, kind, large_runs[i].dt, reduces ? large_runs[i].op : 0,
-               concat ? LARGE / (size_t)n : LARGE, rooted ? k % n : 0, inplace, false))
-        return;
+    for (int inplace = 0; inplace < 2; inplace++, k++) {
+      if (skip_inplace(kind, inplace)) continue;
+      bool ok = one(ctx, comm, stream, kind, large_runs[i].dt, reduces ? large_runs[i].op : 0,
+                    concat ? LARGE / (size_t)n : LARGE, rooted ? k % n : 0, inplace, false);
+      if (!ctx_barrier(ctx) || !ok) return;
+    }
 }
 
 void case_COLL_01(case_ctx_t *ctx) { sweep(ctx, K_ALLREDUCE, true, false); }

@@ -70,6 +70,7 @@ static n4c_status_t initialize(const char *op, n4c_comm_t *comm, int nranks, int
   if (r == ncclSuccess || (r == ncclInProgress && comm->handle)) {
     comm->state = N4C_COMM_LIVE;
     comm->have_identity = false;
+    comm->nonblocking = config && config->blocking == 0;
     return r == ncclSuccess ? N4C_OK : n4c_nccl_error(op, fn, r);
   }
   /* A non-blocking init may hand out a communicator before failing. */
@@ -153,6 +154,8 @@ n4c_status_t n4c_comm_split(n4c_comm_t *comm, int color, int key, ncclConfig_t *
   }
   /* NOCOLOR: a null communicator. */
   child->state = color == N4C_SPLIT_NOCOLOR ? N4C_COMM_NULL : N4C_COMM_LIVE;
+  /* NCCL's split inherits the parent's blocking mode unless config says. */
+  child->nonblocking = config && config->blocking != NCCL_CONFIG_UNDEF_INT ? config->blocking == 0 : comm->nonblocking;
   *out = child;
   return r == ncclSuccess ? N4C_OK : n4c_nccl_error(op, "ncclCommSplit", r);
 }

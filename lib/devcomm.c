@@ -84,7 +84,7 @@ n4c_status_t n4c_comm_create_dev_comm(n4c_comm_t *comm, const n4c_dev_comm_requi
   case N4C_DC_ENOMEM: st = n4c_enomem(op, "the ncclDevComm_t"); break;
   case N4C_DC_ENOTSUP:
     st = n4c_error(N4C_ENOTSUP, "%s: reqs->%s is set, but the linked NCCL %d.%d.%d has no such requirement", op,
-                   detail, NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+                   detail ? detail : "(unknown)", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
     break;
   default: st = n4c_nccl_error(op, "ncclDevCommCreate", nres);
   }

@@ -121,6 +121,7 @@ struct n4c_comm_s {
   n4c_comm_state_t state; /* one thread at a time, as NCCL */
   ncclComm_t handle;
   bool have_identity;     /* nranks, rank, device read from NCCL */
+  bool nonblocking;       /* config->blocking == 0: NCCL may fill handles later */
   int nranks, rank, device;
   pthread_mutex_t lock;       /* guards the resource list */
   n4c_resource_t *resources;  /* tracked, open resources; each holds a ref */

@@ -47,7 +47,9 @@ n4c_status_t n4c_comm_register_window(n4c_comm_t *comm, const n4c_buffer_t *buf,
   N4C_CHECK(n4c_resource_alloc(op, comm, &window_kind, sizeof *w, (void **)&w));
   w->bytes = n4c_buffer_bytes(buf);
   ncclResult_t r = ncclCommWindowRegister(comm->handle, buf->ptr, w->bytes, &w->win, flags);
-  if (r == ncclInProgress && !w->win) {
+  /* A non-blocking communicator may leave the handle NULL, with success or
+   * ncclInProgress, until get_async_error reports success (seed 004). */
+  if (!w->win && (r == ncclInProgress || comm->nonblocking)) {
     n4c_comm_track(&w->base); /* fills once get_async_error reports success */
     *out = w;
     return N4C_OK;
