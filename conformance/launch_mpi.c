@@ -12,9 +12,10 @@
  * the run. Rank 0's watchdog thread reports the case as failed ("timed
  * out"), prints "Bail out!", writes the JSON report of the cases so far,
  * and calls MPI_Abort. A rank that returns from a case early (a failed
- * CASE_CHECK) leaves its peers waiting in their next collective, so under
- * --mpi such a failure also ends in the watchdog; ctx_barrier after the
- * steps that can fail on one rank only keeps the others in step.
+ * check, a skip) keeps answering its peers' ctx collectives until all
+ * ranks have returned (status_round), so those end with false; only a peer
+ * blocked inside NCCL itself, waiting for the rank that left, still ends
+ * in the watchdog.
  */
 #include "config.h"
 
@@ -62,29 +63,41 @@ static void mpi_emit(case_ctx_t *ctx, const struct case_event *ev)
     M.mine.ev[slot] = *ev;
 }
 
-/* Also the exchange of "has any rank stopped". */
+/* One round of the case's status exchange. Every ctx collective starts
+ * with one, and so does the drain after a case: a rank that returned from
+ * its case early keeps answering rounds until every rank has returned, so
+ * its peers' barriers end (returning false) instead of waiting for it. All
+ * ranks see the same result, so they agree on whether a data phase
+ * follows. */
+static bool status_round(case_ctx_t *ctx, bool returned, bool *all_returned)
+{
+  int mine[2] = { ctx->stopped || returned, !returned }, all[2];
+
+  MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (all_returned)
+    *all_returned = !all[1];
+  return !all[0];
+}
+
 static bool mpi_barrier(case_ctx_t *ctx)
 {
-  int mine = ctx->stopped, any = 0;
-
-  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-  return !any;
+  return status_round(ctx, false, NULL);
 }
 
 static bool mpi_allgather(case_ctx_t *ctx, const void *mine, void *all, size_t len)
 {
-  bool ok = mpi_barrier(ctx);
-
+  if (!status_round(ctx, false, NULL))
+    return false;
   MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, MPI_COMM_WORLD);
-  return ok;
+  return true;
 }
 
 static bool mpi_bcast(case_ctx_t *ctx, void *buf, size_t len, int root)
 {
-  bool ok = mpi_barrier(ctx);
-
+  if (!status_round(ctx, false, NULL))
+    return false;
   MPI_Bcast(buf, (int)len, MPI_BYTE, root, MPI_COMM_WORLD);
-  return ok;
+  return true;
 }
 
 static const struct launch_ops mpi_ops = { mpi_emit, mpi_barrier, mpi_allgather, mpi_bcast };
@@ -169,6 +182,8 @@ static void run_case(struct run *run, size_t i, int local_rank, int ndev)
       CASE_EXPECT(&ctx, e == cudaSuccess, "cudaSetDevice(%d) with %d devices: %s",
                   ctx.device, ndev, cudaGetErrorName(e)))
     run->cases[i]->fn(&ctx);
+  for (bool done = false; !done;)
+    status_round(&ctx, true, &done);
   ctx_run_defers(&ctx);
 
   if (M.rank == 0 && (all = calloc((size_t)run->nranks, sizeof *all)) == NULL) {

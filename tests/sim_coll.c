@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
@@ -117,12 +118,19 @@ static void test_mismatch_many_ranks(void **state) { assert_int_equal(run_ranks(
  * within NCCLSIM_TIMEOUT, naming their pending call, and withdraw. When
  * the late rank calls after they left, it finds no partner and times out
  * too (under ASan: nothing of theirs is touched after it was freed). */
+static _Atomic int timed_out; /* ranks whose wait has ended */
+
 static void timeout_body(rank_ctx *c) {
   float *b;
   assert_int_equal(cudaMalloc((void **)&b, COUNT * sizeof(float)), cudaSuccess);
   if (c->rank == N - 1) {
-    struct timespec late = {0, 600 * 1000 * 1000};
-    nanosleep(&late, NULL);
+    /* Late for sure: only once every other rank has timed out and left
+     * (bounded, so a bug here cannot hang the test). */
+    for (int i = 0; i < 3000 && atomic_load(&timed_out) < N - 1; i++) {
+      struct timespec ms = {0, 1000 * 1000};
+      nanosleep(&ms, NULL);
+    }
+    assert_int_equal(atomic_load(&timed_out), N - 1);
     assert_int_equal(ncclAllReduce(b, b, COUNT, ncclFloat32, ncclSum, c->comm, 0), ncclSuccess);
     assert_int_equal(cudaStreamSynchronize(0), cudaErrorTimeout);
     ncclResult_t ae;
@@ -135,6 +143,7 @@ static void timeout_body(rank_ctx *c) {
   assert_int_equal(ncclAllReduce(b, b, COUNT, ncclFloat32, ncclSum, c->comm, 0), ncclSuccess);
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorTimeout);
   double dt = now() - t0;
+  atomic_fetch_add(&timed_out, 1);
   assert_true(dt >= 0.25 && dt < 5.0);
   ncclResult_t ae;
   assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
@@ -146,6 +155,7 @@ static void timeout_body(rank_ctx *c) {
 }
 
 static void test_timeout(void **state) {
+  atomic_store(&timed_out, 0);
   ncclsimParamSet("TIMEOUT", "0.3");
   assert_int_equal(run_ranks(N, timeout_body, NULL), 0);
   ncclsimParamSet("TIMEOUT", NULL);
