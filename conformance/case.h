@@ -72,6 +72,8 @@ void case_skip_(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(pri
  * an N4C_ENOTSUP where the claim needs a function the linked NCCL lacks.
  * CASE_STATUS/CASE_OK do this by themselves. */
 void case_skip_unsupported(case_ctx_t *ctx);
+#define CASE_SKIP_UNSUPPORTED(ctx) \
+  do { case_skip_unsupported(ctx); return; } while (0)
 /* Records where real NCCL differs from its documentation (both texts). */
 void case_divergence(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A "# rank R: ..." diagnostic, shown with -v. */

@@ -219,7 +219,7 @@ void case_DEV_04(case_ctx_t *ctx)
   if (!props_of(ctx, comm, &p, &have))
     return;
   if (!have)
-    CASE_SKIP(ctx, "the values match; gin_type is not readable: %s", n4c_last_error_message());
+    CASE_SKIP_UNSUPPORTED(ctx); /* the values matched above; gin_type needs the properties */
   CASE_CHECK(ctx, gin_value_ok(p.gin_type), "gin_type is %d", (int)p.gin_type);
   CASE_CHECK(ctx, gin_value_ok(p.railed_gin_type), "railed_gin_type is %d", (int)p.railed_gin_type);
   ctx_note(ctx, "gin_type %s, railed_gin_type %s", n4c_gin_type_name(p.gin_type),
@@ -266,7 +266,7 @@ static bool comm_without_gin(case_ctx_t *ctx, bool railed, n4c_comm_t **comm)
   if (!props_of(ctx, *comm, &p, &have))
     return false;
   if (!have) {
-    case_skip_(ctx, "needs ncclCommQueryProperties to know the GIN type");
+    case_skip_unsupported(ctx); /* the GIN type comes from ncclCommQueryProperties */
     return false;
   }
   if ((railed ? p.railed_gin_type : p.gin_type) != N4C_GIN_NONE) {
@@ -349,7 +349,7 @@ void case_DEV_09(case_ctx_t *ctx)
   if (!props_of(ctx, comm, &p, &have))
     return;
   if (!have)
-    CASE_SKIP(ctx, "needs ncclCommQueryProperties to know multimem_support");
+    CASE_SKIP_UNSUPPORTED(ctx); /* multimem_support comes from ncclCommQueryProperties */
   if (p.multimem_support)
     CASE_SKIP(ctx, "multimem_support is true here");
   if (!p.device_api_support)
@@ -467,7 +467,7 @@ void case_DEV_10(case_ctx_t *ctx)
   if (!props_of(ctx, comm, &p, &have))
     return;
   if (!have)
-    CASE_SKIP(ctx, "needs ncclCommQueryProperties to know the GIN type");
+    CASE_SKIP_UNSUPPORTED(ctx); /* the GIN type comes from ncclCommQueryProperties */
   if (p.gin_type == N4C_GIN_NONE)
     CASE_SKIP(ctx, "no GIN on this machine (gin_type none)");
   if (!dev10_one(ctx, comm, p.gin_type, N4C_GIN_CONNECTION_FULL))
