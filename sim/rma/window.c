@@ -304,6 +304,10 @@ static ncclResult_t await(ncclComm_t comm, rma_round *r, ncclWindow_t *win) {
     missing_ranks(st, r, missing, sizeof missing);
     r->present[comm->rank] = false;
     r->arrived--;
+    /* Withdrawn, the registration did not happen: the rank's next one
+     * joins this round again, so that a peer that failed before arriving
+     * (out of memory) still meets it there. */
+    if (st->rank[comm->rank].win_rounds == r->seq + 1) st->rank[comm->rank].win_rounds--;
     res = rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
     SIM_WARN(SIM_RMA, "ncclCommWindowRegister: rank %d waited for rank(s) [%s] to register the window too (%s)",
              comm->rank, missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "communicator aborted");
