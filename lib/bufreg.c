@@ -44,7 +44,7 @@ n4c_status_t n4c_buffer_reg_handle(const n4c_buffer_reg_t *reg, void **out) {
   static const char op[] = "n4c_buffer_reg_handle";
   N4C_CHECK(n4c_check_ptr(op, "out", out));
   *out = NULL;
-  N4C_CHECK(n4c_resource_check_open(op, "reg", &reg->base));
+  N4C_CHECK(n4c_resource_check_open(op, "reg", reg ? &reg->base : NULL));
   *out = reg->handle;
   return N4C_OK;
 }

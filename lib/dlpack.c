@@ -139,6 +139,14 @@ n4c_status_t n4c_dlpack_empty(const int64_t *shape, int ndim, ncclDataType_t dty
                      (long long)shape[bad]);
   size_t item = n4c_dtype_size(dtype);
   if (count > SIZE_MAX / item) return n4c_error(N4C_EINVAL, "%s: the tensor's size in bytes overflows", op);
+  /* With an extent of 0 the element count is 0 whatever the others are,
+   * but the strides are still products of them: they must fit int64. */
+  int64_t stride = 1;
+  for (int k = 0; k < ndim; k++) {
+    int d = order == 'C' ? ndim - 1 - k : k;
+    if (__builtin_mul_overflow(stride, shape[d] ? shape[d] : 1, &stride))
+      return n4c_error(N4C_EINVAL, "%s: the strides of shape[%d] = %lld overflow int64", op, d, (long long)shape[d]);
+  }
   if (device < N4C_CURRENT_DEVICE)
     return n4c_error(N4C_EINVAL, "%s: device is %d, must be >= 0 or N4C_CURRENT_DEVICE (-1)", op, device);
 

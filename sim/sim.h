@@ -320,10 +320,16 @@ int sim_group_depth(void);
  * the group was launched; its result becomes ncclGroupEnd's. */
 typedef struct sim_group_job {
   struct sim_group_job *next;
+  ncclComm_t comm; /* whose work it is: dropped, not run, if that comm is destroyed first */
   ncclResult_t (*run)(struct sim_group_job *job);
   void (*release)(struct sim_group_job *job);
 } sim_group_job;
 ncclResult_t sim_group_add_job(sim_group_job *job);
+/* Drops the calling thread's not-yet-launched tasks and jobs of `comm`
+ * (destroy or abort inside an open group): they would otherwise keep the
+ * comm's in-flight count up while the only thread that could launch them
+ * waits for it to drain. */
+void sim_group_forget(ncclComm_t comm);
 /* Every NCCL entry point returns its argument errors through this: inside a
  * group the error is also kept, ncclGroupEnd returns it and launches
  * nothing, as NCCL does. Returns res. */

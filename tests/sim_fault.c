@@ -101,11 +101,33 @@ static void test_revoke_unblocks(void **state) {
   ncclsimParamSet("TIMEOUT", NULL);
 }
 
+/* Abort inside an open group on the thread that would end the group: the
+ * group's pending window registration and send are dropped, and abort
+ * returns (regression: found by the fuzzer, it hung). */
+static void test_abort_inside_group(void **state) {
+  ncclComm_t comms[2];
+  assert_int_equal(ncclCommInitAll(comms, 2, NULL), ncclSuccess);
+  void *mem;
+  cudaSetDevice(0);
+  assert_int_equal(ncclMemAlloc(&mem, 8192), ncclSuccess);
+  ncclWindow_t win = NULL;
+  double t0 = now();
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(comms[0], mem, 8192, &win, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  assert_int_equal(ncclSend(mem, 16, ncclInt8, 1, comms[0], 0), ncclSuccess);
+  assert_int_equal(ncclCommAbort(comms[0]), ncclSuccess);
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  assert_true(now() - t0 < 5.0);
+  assert_int_equal(ncclCommDestroy(comms[1]), ncclSuccess);
+  assert_int_equal(ncclMemFree(mem), ncclSuccess);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rank_fault),
       cmocka_unit_test(test_fault_param_validated),
       cmocka_unit_test(test_revoke_unblocks),
+      cmocka_unit_test(test_abort_inside_group),
   };
   return cmocka_run_group_tests_name("sim_fault", tests, NULL, NULL);
 }

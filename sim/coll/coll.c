@@ -163,6 +163,14 @@ static int describe_call(const coll_task *t, char *buf, size_t len) {
   return n;
 }
 
+/* coll_describe runs under the comm's lock (the timeout dump of another
+ * rank); so does every change of t->slot once the task is posted. */
+static void set_slot(coll_task *t, coll_slot *s) {
+  pthread_mutex_lock(&t->base.comm->lock);
+  t->slot = s;
+  pthread_mutex_unlock(&t->base.comm->lock);
+}
+
 static void coll_describe(sim_task *base, char *buf, size_t len) {
   coll_task *t = (coll_task *)base;
   int n = describe_call(t, buf, len);
@@ -419,7 +427,7 @@ static ncclResult_t coll_post(sim_task *base) {
   }
   s->tasks[me] = t;
   s->posted++;
-  t->slot = s;
+  set_slot(t, s);
   if (s->posted == s->nranks) {
     bool same = true;
     for (int r = 1; r < s->nranks; r++) same = same && same_call(s->tasks[0], s->tasks[r]);
@@ -483,11 +491,12 @@ static ncclResult_t coll_wait(sim_task *base, uint64_t deadline) {
   coll_slot *s = t->slot;
   int rc = sim_waitq_wait(&s->wq, slot_matched, s, sim_clique_cancel(c), deadline);
   if (rc != 0) {
-    /* Withdraw unless the slot matched meanwhile (then carry on). */
-    if (slot_leave(st, s, true, base->comm->rank)) {
-      t->slot = NULL;
-      return rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
-    }
+    /* Withdraw unless the slot matched meanwhile (then carry on). The
+     * timeout dump reads t->slot under the comm's lock: unpublish it before
+     * slot_leave may free it. */
+    set_slot(t, NULL);
+    if (slot_leave(st, s, true, base->comm->rank)) return rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
+    set_slot(t, s); /* matched: still alive */
   }
   ncclResult_t res = ncclSuccess;
   if (atomic_load_explicit(&s->state, memory_order_acquire) == FAILED) {
@@ -503,17 +512,21 @@ static ncclResult_t coll_wait(sim_task *base, uint64_t deadline) {
     /* Jobs never block, so the ranks running the rest finish: no deadline. */
     sim_waitq_wait(&s->wq, slot_done, s, NULL, UINT64_MAX);
   }
-  t->slot = NULL;
+  set_slot(t, NULL);
   slot_leave(st, s, false, base->comm->rank);
   return res;
 }
 
 static void coll_release(sim_task *base) { sim_free(base); }
 
-#define OPS(k) {kinds[k].name, coll_post, coll_wait, coll_describe, coll_release}
+/* Names as literals: a static initializer must be a constant expression in
+ * ISO C (kinds[k].name is one only for GCC). */
+#define OPS(name) {name, coll_post, coll_wait, coll_describe, coll_release}
 static const struct sim_task_ops task_ops[] = {
-    OPS(C_ALLREDUCE), OPS(C_BROADCAST), OPS(C_REDUCE),  OPS(C_ALLGATHER),
-    OPS(C_REDUCESCATTER), OPS(C_ALLTOALL), OPS(C_GATHER), OPS(C_SCATTER),
+    [C_ALLREDUCE] = OPS("ncclAllReduce"), [C_BROADCAST] = OPS("ncclBroadcast"),
+    [C_REDUCE] = OPS("ncclReduce"),       [C_ALLGATHER] = OPS("ncclAllGather"),
+    [C_REDUCESCATTER] = OPS("ncclReduceScatter"), [C_ALLTOALL] = OPS("ncclAlltoAll"),
+    [C_GATHER] = OPS("ncclGather"),       [C_SCATTER] = OPS("ncclScatter"),
 };
 
 /* ------------------------------------------------------- entry points */

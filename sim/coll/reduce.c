@@ -40,26 +40,28 @@
 
 /* acc op= in, for type T (U: unsigned type of T's width, for wrapping). */
 #define NATIVE_KERNELS(name, T, U)                                                          \
-  static void name##_sum(T *restrict acc, const T *restrict in, size_t n) {                \
+  /* Inputs are users' buffers, which need not be aligned to T. */                        \
+  typedef T name##_in __attribute__((aligned(1)));                                          \
+  static void name##_sum(T *restrict acc, const name##_in *restrict in, size_t n) {                \
     LOOP(T, acc[i] = (T)((U)acc[i] + (U)in[i]));                                            \
   }                                                                                         \
-  static void name##_prod(T *restrict acc, const T *restrict in, size_t n) {               \
+  static void name##_prod(T *restrict acc, const name##_in *restrict in, size_t n) {               \
     LOOP(T, acc[i] = (T)((U)acc[i] * (U)in[i]));                                            \
   }                                                                                         \
-  static void name##_max(T *restrict acc, const T *restrict in, size_t n) {                \
+  static void name##_max(T *restrict acc, const name##_in *restrict in, size_t n) {                \
     LOOP(T, acc[i] = MAXF(acc[i], in[i]));                                                  \
   }                                                                                         \
-  static void name##_min(T *restrict acc, const T *restrict in, size_t n) {                \
+  static void name##_min(T *restrict acc, const name##_in *restrict in, size_t n) {                \
     LOOP(T, acc[i] = MINF(acc[i], in[i]));                                                  \
   }                                                                                         \
-  static void name##_scale(T *restrict acc, const T *restrict in, T s, size_t n) {         \
+  static void name##_scale(T *restrict acc, const name##_in *restrict in, T s, size_t n) {         \
     LOOP(T, acc[i] = (T)((U)in[i] * (U)s));                                                 \
   }                                                                                         \
-  static void name##_scaleadd(T *restrict acc, const T *restrict in, T s, size_t n) {      \
+  static void name##_scaleadd(T *restrict acc, const name##_in *restrict in, T s, size_t n) {      \
     LOOP(T, acc[i] = (T)((U)acc[i] + (U)in[i] * (U)s));                                     \
   }                                                                                         \
   /* The first two inputs in one pass (acc = x op y), sparing a copy. */                    \
-  static void name##_first2(red_kind k, T *restrict acc, const T *restrict x, const T *restrict y, \
+  static void name##_first2(red_kind k, T *restrict acc, const name##_in *restrict x, const name##_in *restrict y, \
                             size_t n) {                                                     \
     switch (k) {                                                                            \
     case RED_PROD: LOOP(T, acc[i] = (T)((U)x[i] * (U)y[i])); break;                         \
@@ -68,7 +70,8 @@
     default: LOOP(T, acc[i] = (T)((U)x[i] + (U)y[i])); break;                               \
     }                                                                                       \
   }                                                                                         \
-  static void name##_div(T *restrict acc, T d, size_t n) {                                  \
+  /* d is nranks as an int: as T it would wrap (int8 at 128 ranks, 0 at 256). */           \
+  static void name##_div(T *restrict acc, int d, size_t n) {                                \
     for (size_t i = 0; i < n; i++) acc[i] = (T)(acc[i] / d);                                \
   }                                                                                         \
   static void name##_block(const red_args *a, size_t n, void *out, void *tmp) {            \
@@ -85,7 +88,7 @@
       memcpy(acc, a->in[0], n * sizeof(T));                                                 \
     }                                                                                       \
     for (; r < a->nin; r++) {                                                               \
-      const T *in = a->in[r];                                                               \
+      const name##_in *in = a->in[r];                                                       \
       switch (a->kind) {                                                                    \
       case RED_SUM:                                                                         \
       case RED_SUMPOSTDIV: name##_sum(acc, in, n); break;                                   \
@@ -98,7 +101,7 @@
         break;                                                                              \
       }                                                                                     \
     }                                                                                       \
-    if (a->kind == RED_SUMPOSTDIV) name##_div(acc, (T)a->nin, n);                           \
+    if (a->kind == RED_SUMPOSTDIV) name##_div(acc, a->nin, n);                                \
     memcpy(out, acc, n * sizeof(T));                                                        \
   }
 

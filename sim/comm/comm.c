@@ -274,7 +274,8 @@ static ncclResult_t teardown(ncclComm_t comm, const char *op, bool abort) {
     SIM_WARN(SIM_INIT, "%s: comm %p is not a live communicator", op, (void *)comm);
     return ncclInvalidArgument;
   }
-  sim_init_cancel(comm); /* a non-blocking init nobody polled to the end */
+  sim_group_forget(comm); /* destroyed inside an open group on this thread */
+  sim_init_cancel(comm);  /* a non-blocking init nobody polled to the end */
   if (!comm->clique) {   /* init never completed */
     sim_comm_free(comm);
     return ncclSuccess;

@@ -173,6 +173,33 @@ ncclResult_t sim_group_error(ncclResult_t res) {
   return res;
 }
 
+void sim_group_forget(ncclComm_t comm) {
+  sim_task **tp = &tasks_head;
+  tasks_tail = NULL;
+  while (*tp) {
+    sim_task *t = *tp;
+    if (t->comm == comm) {
+      *tp = t->next;
+      task_done(t);
+    } else {
+      tasks_tail = t;
+      tp = &t->next;
+    }
+  }
+  sim_group_job **jp = &jobs_head;
+  jobs_tail = NULL;
+  while (*jp) {
+    sim_group_job *j = *jp;
+    if (j->comm == comm) {
+      *jp = j->next;
+      j->release(j);
+    } else {
+      jobs_tail = j;
+      jp = &j->next;
+    }
+  }
+}
+
 SIM_EXPORT ncclResult_t ncclGroupStart(void) {
   depth++;
   return ncclSuccess;

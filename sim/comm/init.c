@@ -314,6 +314,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
       *out = NULL;
       return ncclSystemError;
     }
+    job->job.comm = comm;
     job->job.run = init_job_run;
     job->job.release = init_job_free;
     job->comm = comm;
@@ -387,7 +388,11 @@ SIM_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *err
     SIM_WARN(SIM_INIT, "ncclCommGetAsyncError: comm %p or asyncError %p is invalid", (void *)comm, (void *)err);
     return ncclInvalidArgument;
   }
-  if (!comm->clique) {
+  /* The last rank to join sets comm->clique under lock (non-blocking init). */
+  pthread_mutex_lock(&lock);
+  bool has_clique = comm->clique != NULL;
+  pthread_mutex_unlock(&lock);
+  if (!has_clique) {
     ncclResult_t r = poll_init(comm);
     if (r != ncclSuccess) {
       *err = r;

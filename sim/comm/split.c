@@ -212,6 +212,7 @@ static ncclResult_t split(ncclComm_t comm, int color, int key, int expected, ncc
     return sim_group_error(res);
   }
   if (!job) return split_wait(comm, r, out, op);
+  job->job.comm = comm;
   job->job.run = split_job_run;
   job->job.release = split_job_free;
   job->comm = comm;

@@ -443,6 +443,7 @@ SIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size
       if (tmp) ncclCommWindowDeregister(comm, tmp);
       return sim_group_error(ncclSystemError);
     }
+    j->job.comm = comm;
     j->job.run = reg_job_run;
     j->job.release = reg_job_free;
     j->comm = comm;
