@@ -330,6 +330,8 @@ ncclResult_t sim_group_add_job(sim_group_job *job);
  * comm's in-flight count up while the only thread that could launch them
  * waits for it to drain. */
 void sim_group_forget(ncclComm_t comm);
+/* True if the calling thread's open group holds unlaunched work of comm. */
+bool sim_group_holds(ncclComm_t comm);
 /* Every NCCL entry point returns its argument errors through this: inside a
  * group the error is also kept, ncclGroupEnd returns it and launches
  * nothing, as NCCL does. Returns res. */

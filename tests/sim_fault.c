@@ -115,6 +115,8 @@ static void test_abort_inside_group(void **state) {
   assert_int_equal(ncclGroupStart(), ncclSuccess);
   assert_int_equal(ncclCommWindowRegister(comms[0], mem, 8192, &win, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
   assert_int_equal(ncclSend(mem, 16, ncclInt8, 1, comms[0], 0), ncclSuccess);
+  /* finalize cannot wait for work only this thread's ncclGroupEnd launches */
+  assert_int_equal(ncclCommFinalize(comms[0]), ncclInvalidUsage);
   assert_int_equal(ncclCommAbort(comms[0]), ncclSuccess);
   assert_int_equal(ncclGroupEnd(), ncclSuccess);
   assert_true(now() - t0 < 5.0);

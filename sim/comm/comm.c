@@ -307,6 +307,13 @@ SIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) { return teardown(comm, "
 
 SIM_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   SIM_CHECK(sim_comm_check(comm, "ncclCommFinalize"));
+  if (sim_group_holds(comm)) {
+    /* Its operations launch at ncclGroupEnd, on this very thread: waiting
+     * for them here could never end. */
+    SIM_WARN(SIM_INIT, "ncclCommFinalize: rank %d has operations in this thread's open group; call ncclGroupEnd first",
+             comm->rank);
+    return ncclInvalidUsage;
+  }
   drain(comm, "ncclCommFinalize");
   atomic_store(&comm->state, SIM_COMM_FINALIZED);
   return ncclSuccess;

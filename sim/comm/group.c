@@ -173,6 +173,14 @@ ncclResult_t sim_group_error(ncclResult_t res) {
   return res;
 }
 
+bool sim_group_holds(ncclComm_t comm) {
+  for (sim_task *t = tasks_head; t; t = t->next)
+    if (t->comm == comm) return true;
+  for (sim_group_job *j = jobs_head; j; j = j->next)
+    if (j->comm == comm) return true;
+  return false;
+}
+
 void sim_group_forget(ncclComm_t comm) {
   sim_task **tp = &tasks_head;
   tasks_tail = NULL;
