@@ -162,7 +162,7 @@ static double reference(const coll_run *run, int nranks, size_t idx, double *mag
   }
   *mag = dmax(dmax(sabs, dabs(acc)), 1);
   if (is_float(dt)) return acc;
-  if (run->op_class == ncclProd) return wrap(dt, (double)(int64_t)uacc);
+  if (run->op_class == ncclProd) return wrap(dt, dt == ncclUint64 ? (double)uacc : (double)(int64_t)uacc);
   if (run->op_class == ncclAvg) {
     double s = wrap(dt, (double)iacc);
     return (double)((int64_t)s / nranks);

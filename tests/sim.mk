@@ -4,6 +4,7 @@ if BACKEND_SIM
 if HAVE_CMOCKA
 SIM_TESTS = tests/sim_p2p tests/sim_stream tests/sim_timeout tests/sim_rma
 SIM_TESTS += tests/sim_coll tests/sim_dtype tests/sim_fault
+SIM_TESTS += tests/sim_scale
 check_PROGRAMS += $(SIM_TESTS)
 TESTS += $(SIM_TESTS)
 endif
@@ -43,3 +44,18 @@ tests_sim_dtype_LDADD = $(SIM_TEST_LDADD)
 tests_sim_fault_SOURCES = tests/sim_fault.c tests/sim_ranks.h
 tests_sim_fault_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_fault_LDADD = $(SIM_TEST_LDADD)
+tests_sim_scale_SOURCES = tests/sim_scale.c
+tests_sim_scale_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_scale_LDADD = $(SIM_TEST_LDADD)
+
+# Allocation-failure loop over nccl4c on ncclsim (issue 9): links both
+# convenience libraries, for n4c_test.h and ncclsimAllocFailAfter.
+if BACKEND_SIM
+if HAVE_CMOCKA
+check_PROGRAMS += tests/fault_alloc
+TESTS += tests/fault_alloc
+endif
+endif
+tests_fault_alloc_SOURCES = tests/fault_alloc.c
+tests_fault_alloc_CPPFLAGS = $(SIM_TEST_CPPFLAGS) -I$(top_srcdir)/lib
+tests_fault_alloc_LDADD = lib/libnccl4c_static.la $(SIM_TEST_LDADD)
