@@ -6,6 +6,11 @@
 #   N4C_TEST_TIMEOUT   seconds before the test is killed (default 600)
 #   NCCLSIM_TIMEOUT    ncclsim's blocking-call deadline (default here 10)
 #   CMOCKA_MESSAGE_OUTPUT  TAP unless set (CMocka tests use the TAP driver)
+#   N4C_VALGRIND       1: run the test program under valgrind memcheck (make
+#                      check-valgrind); errors or definite leaks exit 99.  A
+#                      test script instead gets N4C_TEST_WRAPPER, the command
+#                      to put before the program it runs.  NCCLSIM_TIMEOUT
+#                      defaults to 120 then.
 #
 # For a test named *.tap, "not ok N # SKIP" lines (CMocka's skip()) become
 # "ok N # SKIP".
@@ -14,7 +19,11 @@
 # the time limit was hit.
 
 limit=${N4C_TEST_TIMEOUT:-600}
-: "${NCCLSIM_TIMEOUT:=10}"
+if test "${N4C_VALGRIND:-0}" = 1; then
+  : "${NCCLSIM_TIMEOUT:=120}"
+else
+  : "${NCCLSIM_TIMEOUT:=10}"
+fi
 : "${CMOCKA_MESSAGE_OUTPUT:=TAP}"
 : "${UBSAN_OPTIONS:=print_stacktrace=1}"
 export NCCLSIM_TIMEOUT CMOCKA_MESSAGE_OUTPUT UBSAN_OPTIONS
@@ -30,6 +39,24 @@ for test_name in "$@"; do :; done
 # A checked-in test script that lost its executable bit still runs.
 if test $# -eq 1 && test -f "$1" && test ! -x "$1"; then
   set -- "${SHELL:-/bin/sh}" "$1"
+fi
+
+# valgrind: a libtool wrapper script or a binary runs under memcheck through
+# libtool --mode=execute (which finds the real program behind the wrapper);
+# any other script is left alone but gets N4C_TEST_WRAPPER to use.
+if test "${N4C_VALGRIND:-0}" = 1; then
+  vg="valgrind -q --error-exitcode=99 --leak-check=full"
+  vg="$vg --errors-for-leak-kinds=definite --show-leak-kinds=definite"
+  vg="$vg --child-silent-after-fork=no --trace-children=no"
+  lt=./libtool
+  test -x "$lt" || lt=libtool
+  N4C_TEST_WRAPPER="$lt --mode=execute $vg"
+  export N4C_TEST_WRAPPER
+  if test -f "$1" && {
+       test "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ||
+       grep -q 'This wrapper script should never be moved' "$1" 2>/dev/null; }; then
+    set -- $lt --mode=execute $vg "$@"
+  fi
 fi
 
 run() {

@@ -67,7 +67,7 @@ static void mismatch_body(rank_ctx *c) {
   double t0 = now();
   assert_int_not_equal(cudaStreamSynchronize(0), cudaSuccess);
   if (!strcmp(m->what, "order")) assert_int_not_equal(cudaStreamSynchronize(s2), cudaSuccess);
-  assert_true(now() - t0 < 2.0); /* detected at once, not by the timeout */
+  assert_true(now() - t0 < 10.0); /* detected at once, not by the 30 s timeout */
   cudaStreamDestroy(s2);
   ncclResult_t ae = ncclSuccess;
   assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
@@ -88,7 +88,7 @@ static void test_mismatch(void **state) {
       {"op", {"ranks 0-1 ncclReduceScatter(count=21, ncclFloat32, sum)", "rank 2 ncclReduceScatter(count=21, ncclFloat32, max)"}},
       {"root", {"ranks 0-1 ncclReduce(count=64, ncclFloat32, sum, root=1)", "rank 2 ncclReduce(count=64, ncclFloat32, sum, root=2)"}},
   };
-  ncclsimParamSet("TIMEOUT", "5");
+  ncclsimParamSet("TIMEOUT", "30");
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
     assert_int_equal(run_ranks(N, mismatch_body, (void *)&kinds[i]), 0);
   ncclsimParamSet("TIMEOUT", NULL);
@@ -144,7 +144,7 @@ static void timeout_body(rank_ctx *c) {
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorTimeout);
   double dt = now() - t0;
   atomic_fetch_add(&timed_out, 1);
-  assert_true(dt >= 0.25 && dt < 5.0);
+  assert_true(dt >= 0.25 && dt < 10.0);
   ncclResult_t ae;
   assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
   assert_int_equal(ae, ncclTimeout);

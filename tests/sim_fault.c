@@ -91,7 +91,7 @@ static void test_revoke_unblocks(void **state) {
     ncclCommGetAsyncError(comms[r], &ae);
     assert_int_equal(ae, ncclRemoteError);
   }
-  assert_true(now() - t0 < 5.0);
+  assert_true(now() - t0 < 20.0);
   assert_int_equal(ncclCommRevoke(comms[0], 1), ncclInvalidUsage); /* already revoked */
   for (int r = 0; r < 3; r++) {
     cudaSetDevice(r);
@@ -119,7 +119,7 @@ static void test_abort_inside_group(void **state) {
   assert_int_equal(ncclCommFinalize(comms[0]), ncclInvalidUsage);
   assert_int_equal(ncclCommAbort(comms[0]), ncclSuccess);
   assert_int_equal(ncclGroupEnd(), ncclSuccess);
-  assert_true(now() - t0 < 5.0);
+  assert_true(now() - t0 < 20.0);
   assert_int_equal(ncclCommDestroy(comms[1]), ncclSuccess);
   assert_int_equal(ncclMemFree(mem), ncclSuccess);
 }

@@ -26,7 +26,7 @@ static void lonely_recv(rank_ctx *c) {
   assert_int_equal(ncclRecv(b, 4, ncclInt32, 0, c->comm, 0), ncclSuccess);
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorTimeout);
   double dt = now() - t0;
-  assert_true(dt >= 0.25 && dt < 5.0);
+  assert_true(dt >= 0.25 && dt < 10.0);
   ncclResult_t ae;
   assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
   assert_int_equal(ae, ncclTimeout);
@@ -108,7 +108,7 @@ static void test_abort_unblocks(void **state) {
   pthread_create(&th, NULL, aborter, comms[0]);
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorLaunchFailure);
   pthread_join(th, NULL);
-  assert_true(now() - t0 < 5.0); /* not the 30 s timeout */
+  assert_true(now() - t0 < 20.0); /* not the 30 s timeout */
   assert_int_equal(ncclCommDestroy(comms[1]), ncclSuccess);
   cudaFree(b);
   ncclsimParamSet("TIMEOUT", NULL);

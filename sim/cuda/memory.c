@@ -57,9 +57,10 @@ cudaError_t sim_mem_alloc(void **out, size_t size, int device, sim_mem_kind kind
     ndev = n;
   }
   if (device >= 0 && (size > limit || dev_used[device] > limit - size)) {
+    size_t used = dev_used[device]; /* read under the lock */
     pthread_rwlock_unlock(&lock);
     SIM_WARN(SIM_ALLOC, "device %d is out of memory: %zu bytes asked, %zu of %zu in use", device, size,
-             dev_used[device], limit);
+             used, limit);
     return cudaErrorMemoryAllocation;
   }
   if (nallocs == cap) {

@@ -37,8 +37,10 @@ typedef struct kept_text {
 } kept_text;
 static kept_text *kept;
 static _Atomic int cached[SIM_P_COUNT];
-static double values[SIM_P_COUNT];
-static const char *texts[SIM_P_COUNT];
+/* Atomic: ncclsimParamSet makes a later load() rewrite them while other
+ * threads read the previous value without the lock. */
+static _Atomic double values[SIM_P_COUNT];
+static const char *_Atomic texts[SIM_P_COUNT];
 
 /* GIN type names map to their ncclGinType_t value; -1 if unknown. */
 static int gin_value(const char *s) {
@@ -101,8 +103,8 @@ static void load(sim_param_id id) {
       text = defs[id].dflt;
       parse(id, text, &v);
     }
-    texts[id] = text;
-    values[id] = v;
+    atomic_store_explicit(&texts[id], text, memory_order_relaxed);
+    atomic_store_explicit(&values[id], v, memory_order_relaxed);
     atomic_store_explicit(&cached[id], 1, memory_order_release);
   }
   pthread_mutex_unlock(&lock);
@@ -110,14 +112,14 @@ static void load(sim_param_id id) {
 
 double sim_param(sim_param_id id) {
   if (!atomic_load_explicit(&cached[id], memory_order_acquire)) load(id);
-  return values[id];
+  return atomic_load_explicit(&values[id], memory_order_relaxed);
 }
 
 int64_t sim_param_int(sim_param_id id) { return (int64_t)sim_param(id); }
 
 const char *sim_param_text(sim_param_id id) {
   if (!atomic_load_explicit(&cached[id], memory_order_acquire)) load(id);
-  return texts[id];
+  return atomic_load_explicit(&texts[id], memory_order_relaxed);
 }
 
 uint64_t sim_timeout_ns(void) { return (uint64_t)(sim_param(SIM_P_TIMEOUT) * 1e9); }
