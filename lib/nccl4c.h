@@ -155,8 +155,10 @@ N4C_EXTERN const char *n4c_dtype_name(ncclDataType_t dtype);
 /* nccl.core interop resolve_array/resolve_tensor: resolves a DLPack tensor
  * to (ptr + byte_offset, count = product of shape, dtype, device id).
  * N4C_OK; N4C_EINVAL if tensor or out is NULL, ndim < 0, a shape entry is
- * negative, the device type is not kDLCUDA, the tensor is not contiguous
- * (row-major; strides NULL counts as contiguous), or its dtype has no NCCL
+ * negative, the device type is not kDLCUDA, the tensor is not dense in
+ * row-major (C) or column-major (F) order (strides NULL counts as C), so
+ * that tensors from n4c_dlpack_empty(..., 'F', ...) resolve too, or its
+ * dtype has no NCCL
  * equivalent (the message names DLPack code, bits and lanes). Any thread. */
 N4C_EXTERN n4c_status_t n4c_buffer_from_dlpack(const DLTensor *tensor, n4c_buffer_t *out);
 
