@@ -23,6 +23,8 @@
 #include <time.h>
 
 #include "nccl4c.h"
+#define BENCH_NAME "allreduce_bw"
+#include "bench.h"
 
 #define MAX_RANKS 64
 
@@ -33,19 +35,7 @@ static size_t max_bytes = (size_t)256 << 20, cur_bytes;
 static double secs[2]; /* per iteration, slowest rank: raw, n4c */
 static double rank_secs[MAX_RANKS][2];
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-#define CHECK(cond, what)                                                                 \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      fprintf(stderr, "allreduce_bw: %s failed: %s\n", what, n4c_last_error_message()); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
+#define CHECK(cond, what) BENCH_CHECK(cond, what, n4c_last_error_message())
 
 static void allreduce(int via, n4c_comm_t *comm, float *send, float *recv, size_t count, int dev,
                       cudaStream_t s) {
@@ -81,10 +71,10 @@ static void *rank_main(void *arg) {
       allreduce(via, comm, send, recv, count, dev, s); /* warm-up */
       CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
       pthread_barrier_wait(&bar);
-      double t0 = now();
+      double t0 = bench_now();
       for (int i = 0; i < iters; i++) allreduce(via, comm, send, recv, count, dev, s);
       CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
-      rank_secs[rank][via] = (now() - t0) / iters;
+      rank_secs[rank][via] = (bench_now() - t0) / iters;
       pthread_barrier_wait(&bar);
     }
     pthread_barrier_wait(&bar); /* main's add loop runs while ranks are idle */
@@ -99,12 +89,12 @@ static void *rank_main(void *arg) {
 /* The yardstick: one thread, a[i] += b[i]. */
 static double add_loop(float *restrict a, const float *restrict b, size_t n, int reps) {
   for (size_t i = 0; i < n; i++) a[i] += b[i]; /* warm-up */
-  double t0 = now();
+  double t0 = bench_now();
   for (int r = 0; r < reps; r++) {
     for (size_t i = 0; i < n; i++) a[i] += b[i];
     __asm__ __volatile__("" ::: "memory");
   }
-  return (now() - t0) / reps;
+  return (bench_now() - t0) / reps;
 }
 
 int main(int argc, char **argv) {

@@ -13,3 +13,4 @@ bench_put_bw_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) -lpthread
 BENCH_PROGRAMS += bench/allreduce_bw
 bench_allreduce_bw_SOURCES = bench/allreduce_bw.c
 bench_allreduce_bw_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) -lpthread
+noinst_HEADERS += bench/bench.h

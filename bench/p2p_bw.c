@@ -21,6 +21,8 @@
 #include <time.h>
 
 #include "nccl4c.h"
+#define BENCH_NAME "p2p_bw"
+#include "bench.h"
 
 #define CALLS 100000
 
@@ -33,19 +35,7 @@ static int iters;
 static double secs[2];      /* per iteration: raw, n4c (measured by the receiver) */
 static double call_secs[2]; /* per call: raw, n4c (rank 0) */
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-#define CHECK(cond, what)                                                      \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "p2p_bw: %s failed: %s\n", what, n4c_last_error_message()); \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#define CHECK(cond, what) BENCH_CHECK(cond, what, n4c_last_error_message())
 
 /* One transfer of `bytes` through raw NCCL (via=0) or nccl4c (via=1). */
 static void xfer(int via, int rank, n4c_comm_t *comm, size_t bytes, int dev, cudaStream_t s) {
@@ -81,10 +71,10 @@ static void *rank_main(void *arg) {
       xfer(via, rank, comm, bytes, dev, s); /* warm-up */
       CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
       pthread_barrier_wait(&bar);
-      double t0 = now();
+      double t0 = bench_now();
       for (int i = 0; i < iters; i++) xfer(via, rank, comm, bytes, dev, s);
       CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
-      if (rank == 1) secs[via] = (now() - t0) / iters;
+      if (rank == 1) secs[via] = (bench_now() - t0) / iters;
       pthread_barrier_wait(&bar);
     }
     pthread_barrier_wait(&bar); /* main's memcpy runs while ranks are idle */
@@ -94,7 +84,7 @@ static void *rank_main(void *arg) {
     pthread_barrier_wait(&bar);
     double t = 0;
     for (int i = 0; i < CALLS; i++) {
-      double t0 = now();
+      double t0 = bench_now();
       if (via == 0) {
         ncclGroupStart();
         ncclSend(bufs[rank], 1, ncclUint8, 1 - rank, n4c_comm_handle(comm), s);
@@ -107,7 +97,7 @@ static void *rank_main(void *arg) {
         n4c_comm_recv(comm, &rb, 1 - rank, s);
         n4c_group_end();
       }
-      t += now() - t0;
+      t += bench_now() - t0;
       if ((i & 1023) == 1023) cudaStreamSynchronize(s); /* keep the queue short */
     }
     CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
@@ -145,12 +135,12 @@ int main(int argc, char **argv) {
     /* The host's copy limit; only on ncclsim, where the buffers are host
      * memory (on a GPU they are device memory, and the bound is NVLink). */
     memcpy(bufs[1], bufs[0], bytes);
-    double t0 = now();
+    double t0 = bench_now();
     for (int i = 0; i < iters; i++) {
       memcpy(bufs[1], bufs[0], bytes);
       __asm__ __volatile__("" ::: "memory");
     }
-    mc = (now() - t0) / iters;
+    mc = (bench_now() - t0) / iters;
 #endif
     pthread_barrier_wait(&bar);
     double raw = bytes / secs[0] / 1e9, n4c = bytes / secs[1] / 1e9, mcg = mc > 0 ? bytes / mc / 1e9 : 0;

@@ -34,6 +34,8 @@ int main(void) {
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#define BENCH_NAME "put_bw"
+#include "bench.h"
 
 static size_t max_bytes = (size_t)256 << 20;
 static ncclComm_t comms[2];
@@ -44,19 +46,7 @@ static size_t cur;
 static int iters;
 static double secs;
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-#define CHECK(cond, what)                                                  \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      fprintf(stderr, "put_bw: %s failed\n", what);                        \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
+#define CHECK(cond, what) BENCH_CHECK(cond, what, "")
 
 static int iters_for(size_t bytes) {
   size_t n = ((size_t)1 << 30) / bytes; /* about 1 GiB per size */
@@ -71,7 +61,7 @@ static void *rank_main(void *arg) {
   for (;;) {
     pthread_barrier_wait(&bar); /* cur and iters set */
     if (!cur) break;
-    double t0 = now();
+    double t0 = bench_now();
     if (r == 0) {
       for (int i = 0; i < iters; i++)
         CHECK(ncclPutSignal(mem[0], cur, ncclUint8, 1, wins[0], max_bytes, 0, 0, 0, comms[0], s) == ncclSuccess,
@@ -81,7 +71,7 @@ static void *rank_main(void *arg) {
       CHECK(ncclWaitSignal(1, &d, comms[1], s) == ncclSuccess, "ncclWaitSignal");
     }
     CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
-    if (r == 1) secs = now() - t0;
+    if (r == 1) secs = bench_now() - t0;
     pthread_barrier_wait(&bar);
   }
   cudaStreamDestroy(s);
@@ -112,12 +102,12 @@ int main(int argc, char **argv) {
     pthread_barrier_wait(&bar);
     pthread_barrier_wait(&bar);
     double put = secs;
-    double t0 = now();
+    double t0 = bench_now();
     for (int i = 0; i < iters; i++) {
       memcpy(mem[1] + max_bytes, mem[0], b);
       __asm__ __volatile__("" ::: "memory");
     }
-    double cpy = now() - t0;
+    double cpy = bench_now() - t0;
     double gbps = (double)b * iters / put / 1e9, mgbps = (double)b * iters / cpy / 1e9;
     printf("bench=put_bw bytes=%zu iters=%d gbps=%.2f memcpy_gbps=%.2f ratio=%.2f\n", b, iters, gbps, mgbps,
            gbps / mgbps);

@@ -41,6 +41,8 @@ int main(void) {
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#define BENCH_NAME "signal_latency"
+#include "bench.h"
 
 static int iters = 100000;
 static ncclComm_t comms[2];
@@ -49,19 +51,7 @@ static ncclWindow_t wins[2];
 static pthread_barrier_t bar;
 static double t_nccl;
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-#define CHECK(cond, what)                                                  \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      fprintf(stderr, "signal_latency: %s failed\n", what);                \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
+#define CHECK(cond, what) BENCH_CHECK(cond, what, "")
 
 static double t_enqueue;
 
@@ -80,7 +70,7 @@ static void *nccl_rank(void *arg) {
   for (int warm = 0; warm < 2; warm++) {
     int n = warm ? iters : 1000;
     pthread_barrier_wait(&bar);
-    double t0 = now();
+    double t0 = bench_now();
     if (r == 0) CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
     for (int i = 0; i < n; i++) {
       if (r == 1) CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
@@ -88,12 +78,12 @@ static void *nccl_rank(void *arg) {
             "ncclPutSignal");
       if (r == 0) CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
     }
-    if (r == 0 && warm) t_enqueue = (now() - t0) / (2.0 * n);
+    if (r == 0 && warm) t_enqueue = (bench_now() - t0) / (2.0 * n);
     pthread_barrier_wait(&bar);
-    t0 = now();
+    t0 = bench_now();
     if (r == 1) CHECK(ncclSignal(peer, 0, 0, 0, comms[r], s2) == ncclSuccess, "ncclSignal");
     CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
-    if (r == 0 && warm) t_nccl = (now() - t0) / (2.0 * n);
+    if (r == 0 && warm) t_nccl = (bench_now() - t0) / (2.0 * n);
   }
   CHECK(cudaStreamSynchronize(s2) == cudaSuccess, "cudaStreamSynchronize");
   cudaStreamDestroy(s);
@@ -155,10 +145,10 @@ int main(int argc, char **argv) {
   for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, nccl_rank, (void *)(intptr_t)r);
   for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
 
-  double t0 = now();
+  double t0 = bench_now();
   for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, bare_thread, (void *)(intptr_t)r);
   for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
-  double t_bare = (now() - t0) / (2.0 * iters);
+  double t_bare = (bench_now() - t0) / (2.0 * iters);
 
   printf("bench=signal_latency iters=%d payload_bytes=8 half_rtt_ns=%.0f bare_half_rtt_ns=%.0f ratio=%.2f "
          "target_ratio_max=3 enqueue_ns_per_call=%.0f\n",
