@@ -56,7 +56,7 @@ static void test_rank_fault(void **state) {
   assert_int_not_equal(o.sync2[1], cudaSuccess);
   assert_int_equal(o.async[0], ncclTimeout); /* the survivor, within the timeout */
   assert_int_equal(o.sync2[0], cudaErrorTimeout);
-  assert_true(o.waited[0] >= 0.4 && o.waited[0] < 5.0);
+  assert_true(o.waited[0] >= 0.4 && o.waited[0] < 20.0);
 }
 
 static void test_fault_param_validated(void **state) {
