@@ -42,8 +42,10 @@ static const struct {
 };
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])
 
-/* Product of the extents into *count; false on a negative extent or an
- * overflow of size_t (then *bad is the offending dimension). */
+/* Product of the extents into *count; false on a negative extent or a
+ * product past INT64_MAX (then *bad is the offending dimension). DLPack's
+ * strides are int64_t, so no larger tensor can be described, and dense()
+ * relies on this bound. */
 static bool extents(const int64_t *shape, int ndim, size_t *count, int *bad) {
   size_t n = 1;
   for (int i = 0; i < ndim; i++) {
@@ -52,7 +54,7 @@ static bool extents(const int64_t *shape, int ndim, size_t *count, int *bad) {
       return false;
     }
     size_t e = (size_t)shape[i];
-    if (e && n > SIZE_MAX / e) {
+    if (e && n > (size_t)INT64_MAX / e) {
       *bad = i;
       return false;
     }
@@ -101,6 +103,13 @@ n4c_status_t n4c_buffer_from_dlpack(const DLTensor *t, n4c_buffer_t *out) {
   if (count > SIZE_MAX / item) return n4c_error(N4C_EINVAL, "%s: tensor's size in bytes overflows", op);
   if (!t->data && (count || t->byte_offset))
     return n4c_error(N4C_EINVAL, "%s: tensor->data is NULL with %zu elements", op, count);
+  /* data + byte_offset + the bytes must stay inside the address space, as C
+   * sees it: pointer arithmetic spans at most PTRDIFF_MAX bytes. */
+  uintptr_t base = (uintptr_t)t->data, room = base < PTRDIFF_MAX ? (uintptr_t)PTRDIFF_MAX - base : 0;
+  if (t->data && (t->byte_offset > room || count * item > room - t->byte_offset))
+    return n4c_error(N4C_EINVAL, "%s: tensor->byte_offset %llu and %zu bytes run past the end of "
+                     "the address space from data %p", op, (unsigned long long)t->byte_offset,
+                     count * item, t->data);
   *out = n4c_buffer(t->data ? (char *)t->data + t->byte_offset : NULL, count, dtypes[i].nccl, t->device.device_id);
   return N4C_OK;
 }

@@ -154,12 +154,17 @@ N4C_EXTERN const char *n4c_dtype_name(ncclDataType_t dtype);
 #ifdef N4C_DLPACK
 /* nccl.core interop resolve_array/resolve_tensor: resolves a DLPack tensor
  * to (ptr + byte_offset, count = product of shape, dtype, device id).
- * N4C_OK; N4C_EINVAL if tensor or out is NULL, ndim < 0, a shape entry is
- * negative, the device type is not kDLCUDA, the tensor is not dense in
- * row-major (C) or column-major (F) order (strides NULL counts as C), so
- * that tensors from n4c_dlpack_empty(..., 'F', ...) resolve too, or its
- * dtype has no NCCL
- * equivalent (the message names DLPack code, bits and lanes). Any thread. */
+ * `tensor` is only read; `*out` is written on success only.
+ * N4C_OK; N4C_EINVAL if tensor or out is NULL; ndim < 0, or shape NULL
+ * with ndim > 0; the device type is not kDLCUDA or device_id < 0; the dtype
+ * has no NCCL equivalent (the message names DLPack code, bits and lanes);
+ * a shape entry is negative or the element count passes INT64_MAX (the
+ * message names the dimension); the tensor is not dense in row-major (C) or
+ * column-major (F) order (strides NULL counts as C; F is accepted so that
+ * tensors from n4c_dlpack_empty(..., 'F', ...) resolve); the size in bytes
+ * overflows size_t; data is NULL with elements or a byte_offset; or
+ * data + byte_offset + the size in bytes passes the end of the address
+ * space. Any thread. */
 N4C_EXTERN n4c_status_t n4c_buffer_from_dlpack(const DLTensor *tensor, n4c_buffer_t *out);
 
 /* nccl.core interop empty(): an uninitialised tensor of `ndim` dims

@@ -36,6 +36,9 @@ LIB_TEST_MOCK = tests/lib_mock.c tests/lib_mock.h
 if HAVE_CMOCKA
 LIB_TESTS = tests/lib_errors.tap tests/lib_comm.tap tests/lib_p2p.tap \
 	tests/lib_resource.tap tests/lib_alloc.tap tests/lib_rma.tap
+if HAVE_DLPACK
+LIB_TESTS += tests/lib_dlpack.tap
+endif
 check_PROGRAMS += $(LIB_TESTS)
 TESTS += $(LIB_TESTS)
 endif
@@ -74,3 +77,8 @@ tests_lib_rma_tap_LDFLAGS = $(LIB_TEST_LDF) \
 	-Wl,--wrap=ncclGetPeerDevicePointer -Wl,--wrap=ncclGetLsaMultimemDevicePointer \
 	-Wl,--wrap=ncclSignal -Wl,--wrap=ncclWaitSignal -Wl,--wrap=ncclPutSignal
 tests_lib_rma_tap_LDADD = $(LIB_TEST_LINK)
+
+tests_lib_dlpack_tap_SOURCES = tests/lib_dlpack.c $(LIB_TEST_MOCK)
+tests_lib_dlpack_tap_CFLAGS = $(LIB_TEST_CF)
+tests_lib_dlpack_tap_LDFLAGS = $(LIB_TEST_LDF)
+tests_lib_dlpack_tap_LDADD = $(LIB_TEST_LINK)

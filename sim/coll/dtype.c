@@ -109,10 +109,19 @@ uint16_t sim_f32_to_bf16(float f) {
   return (uint16_t)(rne_shift(u, 16)); /* a carry into the exponent is right, up to inf */
 }
 
+/* Users' buffers need not be aligned to 2 bytes: 16-bit elements go
+ * through memcpy (one load or store once optimised). */
+static uint16_t load16(const void *p, size_t i) {
+  uint16_t h;
+  memcpy(&h, (const char *)p + 2 * i, 2);
+  return h;
+}
+static void store16(void *p, size_t i, uint16_t h) { memcpy((char *)p + 2 * i, &h, 2); }
+
 float sim_narrow_load(ncclDataType_t dt, const void *p, size_t i) {
   switch (dt) {
-  case ncclFloat16: return sim_f16_to_f32(((const uint16_t *)p)[i]);
-  case ncclBfloat16: return sim_bf16_to_f32(((const uint16_t *)p)[i]);
+  case ncclFloat16: return sim_f16_to_f32(load16(p, i));
+  case ncclBfloat16: return sim_bf16_to_f32(load16(p, i));
   case ncclFloat8e4m3: return sim_e4m3_to_f32(((const uint8_t *)p)[i]);
   case ncclFloat8e5m2: return sim_e5m2_to_f32(((const uint8_t *)p)[i]);
   default: return 0;
@@ -121,8 +130,8 @@ float sim_narrow_load(ncclDataType_t dt, const void *p, size_t i) {
 
 void sim_narrow_store(ncclDataType_t dt, void *p, size_t i, float v) {
   switch (dt) {
-  case ncclFloat16: ((uint16_t *)p)[i] = sim_f32_to_f16(v); break;
-  case ncclBfloat16: ((uint16_t *)p)[i] = sim_f32_to_bf16(v); break;
+  case ncclFloat16: store16(p, i, sim_f32_to_f16(v)); break;
+  case ncclBfloat16: store16(p, i, sim_f32_to_bf16(v)); break;
   case ncclFloat8e4m3: ((uint8_t *)p)[i] = sim_f32_to_e4m3(v); break;
   case ncclFloat8e5m2: ((uint8_t *)p)[i] = sim_f32_to_e5m2(v); break;
   default: break;
