@@ -8,6 +8,10 @@
 /* Bytes after a receive buffer that a receive must leave alone. */
 #define GUARD 64
 
+#define P2P_ODD 1000003                /* elements: an odd count */
+#define P2P_BIG ((size_t)64 << 20)     /* bytes: the claim's large transfer */
+#define RING_BUDGET ((size_t)3 << 30)  /* bytes: P2P-01's lanes on all ranks */
+
 static int next_rank(const case_ctx_t *ctx) { return (ctx->rank + 1) % ctx->nranks; }
 static int prev_rank(const case_ctx_t *ctx) { return (ctx->rank + ctx->nranks - 1) % ctx->nranks; }
 
@@ -72,9 +76,10 @@ static bool lane_verify(case_ctx_t *ctx, struct lane *l, size_t bytes, int src, 
   return true;
 }
 
-/* One transfer per (dtype, count); the tag of its data is the dtype. */
+/* One transfer per (dtype, count): send to rank `to` and receive from rank
+ * `from`, either -1 for none; the tag of its data is the dtype. */
 static void p2p_01_run(case_ctx_t *ctx, n4c_comm_t *comm, struct lane *l, cudaStream_t stream,
-                       ncclDataType_t dtype, size_t count)
+                       ncclDataType_t dtype, size_t count, int to, int from)
 {
   size_t bytes = count * n4c_dtype_size(dtype);
   n4c_buffer_t sb = n4c_buffer(l->send, count, dtype, ctx->device);
@@ -82,39 +87,71 @@ static void p2p_01_run(case_ctx_t *ctx, n4c_comm_t *comm, struct lane *l, cudaSt
   char what[96];
 
   snprintf(what, sizeof what, "%s x %zu", n4c_dtype_name(dtype), count);
-  if (!lane_prepare(ctx, l, bytes, dtype, prev_rank(ctx), dtype))
+  if (!lane_prepare(ctx, l, bytes, dtype, from < 0 ? 0 : from, dtype))
     return;
   CASE_OK(ctx, n4c_group_start());
-  CASE_OK(ctx, n4c_comm_send(comm, &sb, next_rank(ctx), stream));
-  CASE_OK(ctx, n4c_comm_recv(comm, &rb, prev_rank(ctx), stream));
+  if (to >= 0)
+    CASE_OK(ctx, n4c_comm_send(comm, &sb, to, stream));
+  if (from >= 0)
+    CASE_OK(ctx, n4c_comm_recv(comm, &rb, from, stream));
   CASE_OK(ctx, n4c_group_end());
   CASE_CUDA_OK(ctx, cudaStreamSynchronize(stream));
-  if (lane_verify(ctx, l, bytes, prev_rank(ctx), dtype, what))
-    ctx_note(ctx, "%s: %zu bytes from rank %d", what, bytes, prev_rank(ctx));
+  if (from >= 0 && lane_verify(ctx, l, bytes, from, dtype, what))
+    ctx_note(ctx, "%s: %zu bytes from rank %d", what, bytes, from);
 }
 
-void case_P2P_01(case_ctx_t *ctx)
+/* Every dtype at counts 0, 1, ODD and `big` bytes' worth, sending to `to`
+ * and receiving from `from` (-1: none); false once a rank has failed. */
+static bool p2p_01_sweep(case_ctx_t *ctx, n4c_comm_t *comm, struct lane *l, cudaStream_t stream,
+                         size_t big, int to, int from)
 {
-  enum { ODD = 1000003 };
-  const size_t big = (size_t)64 << 20; /* bytes */
-  n4c_comm_t *comm;
-  cudaStream_t stream;
-  struct lane l;
-
-  CASE_OK(ctx, ctx_comm_init(ctx, &comm));
-  CASE_CUDA_OK(ctx, ctx_stream_create(ctx, &stream));
-  if (!lane_alloc(ctx, &l, big > (size_t)ODD * 8 ? big : (size_t)ODD * 8) || !ctx_barrier(ctx))
-    return;
   for (int d = 0; d < ncclNumTypes; d++) {
-    size_t counts[] = { 0, 1, ODD, big / n4c_dtype_size((ncclDataType_t)d) };
+    size_t counts[] = { 0, 1, P2P_ODD, big / n4c_dtype_size((ncclDataType_t)d) };
 
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
-      p2p_01_run(ctx, comm, &l, stream, (ncclDataType_t)d, counts[k]);
+      if (to >= 0 || from >= 0)
+        p2p_01_run(ctx, comm, l, stream, (ncclDataType_t)d, counts[k], to, from);
       /* A failed rank stops the others here, not in their next receive. */
       if (!ctx_barrier(ctx))
-        return;
+        return false;
     }
   }
+  return true;
+}
+
+/* A lane costs 3 x its size per rank (send, receive and host copy): 192 MiB
+ * for the claim's 64 MiB, 48 GiB at 256 ranks. Past RING_BUDGET for all
+ * ranks, the ring sweeps with a smaller large count, and then the 64 MiB
+ * transfers of the claim run from rank 0 to rank 1 alone. */
+void case_P2P_01(case_ctx_t *ctx)
+{
+  const size_t odd_bytes = (size_t)P2P_ODD * 8; /* the widest dtype */
+  size_t ring_big = P2P_BIG;
+  n4c_comm_t *comm;
+  cudaStream_t stream;
+  struct lane l, pair;
+
+  if ((size_t)ctx->nranks * 3 * P2P_BIG > RING_BUDGET) {
+    ring_big = RING_BUDGET / 3 / (size_t)ctx->nranks & ~(size_t)63;
+    if (ring_big < odd_bytes)
+      ring_big = odd_bytes;
+  }
+  CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  CASE_CUDA_OK(ctx, ctx_stream_create(ctx, &stream));
+  if (!lane_alloc(ctx, &l, ring_big > odd_bytes ? ring_big : odd_bytes) || !ctx_barrier(ctx))
+    return;
+  if (!p2p_01_sweep(ctx, comm, &l, stream, ring_big, next_rank(ctx), prev_rank(ctx)) ||
+      ring_big == P2P_BIG)
+    return;
+  if (ctx->rank == 0)
+    ctx_note(ctx, "%d ranks: the ring's large count is %zu bytes; 64 MiB transfers "
+             "run from rank 0 to rank 1", ctx->nranks, ring_big);
+  if (ctx->rank <= 1 && !lane_alloc(ctx, &pair, P2P_BIG))
+    return;
+  if (!ctx_barrier(ctx))
+    return;
+  p2p_01_sweep(ctx, comm, &pair, stream, P2P_BIG, ctx->rank == 0 ? 1 : -1,
+               ctx->rank == 1 ? 0 : -1);
 }
 
 void case_P2P_02(case_ctx_t *ctx)
