@@ -20,7 +20,9 @@
 # Environment: FUZZ_BUILD (default /tmp/n4c-fuzz-build), CLANG (default
 # clang), N4C_FUZZ_TIMEOUT / N4C_FUZZ_SHORT_TIMEOUT (NCCLSIM_TIMEOUT for the
 # target, default 0.2 s, and 0.01 s around operations meant to time out),
-# FUZZ_JOBS (parallel jobs for -jobs/-workers, default 1).
+# FUZZ_JOBS (parallel jobs for -jobs/-workers, default 1; with -runs=N,
+# each job runs N inputs), FUZZ_BIN (a fuzz_api built before, for a host
+# without clang: nothing is built then).
 # Crashes are written to tests/fuzz/crashes/; new corpus entries go to
 # $FUZZ_BUILD/corpus (merge them into tests/fuzz/corpus by hand with
 # -merge=1 if they are worth keeping).
@@ -32,24 +34,34 @@ build=${FUZZ_BUILD:-/tmp/n4c-fuzz-build}
 cc=${CLANG:-clang}
 mkdir -p "$build/cfg" "$build/corpus" "$here/crashes"
 
-command -v "$cc" >/dev/null 2>&1 || {
+bin=${FUZZ_BIN:-$build/fuzz_api}
+if [ -n "${FUZZ_BIN:-}" ]; then
+  [ -x "$bin" ] || { echo "run.sh: FUZZ_BIN=$bin is not an executable" >&2; exit 2; }
+  stale=0
+else
+  stale=1
+fi
+
+[ "$stale" = 0 ] || command -v "$cc" >/dev/null 2>&1 || {
   echo "run.sh: $cc not found (apt-get install -y clang libclang-rt-14-dev)" >&2
   exit 2
 }
 
-if [ ! -f "$build/cfg/config.h" ]; then
+if [ "$stale" = 1 ]; then
   [ -x "$top/configure" ] || (cd "$top" && ./autogen.sh)
+fi
+if [ "$stale" = 1 ] && { [ ! -f "$build/cfg/config.h" ] ||
+                         [ "$top/configure" -nt "$build/cfg/config.h" ]; }; then
   (cd "$build/cfg" && CC="$cc" "$top/configure" >configure.log 2>&1) || {
     echo "run.sh: configure failed, see $build/cfg/configure.log" >&2
     exit 2
   }
 fi
 
-bin=$build/fuzz_api
 srcs=$(cd "$top" && ls lib/*.c sim/*.c sim/*/*.c)
-stale=1
-if [ -x "$bin" ]; then
+if [ "$stale" = 1 ] && [ -x "$bin" ]; then
   stale=0
+  [ "$build/cfg/config.h" -nt "$bin" ] && stale=1
   for f in $srcs tests/fuzz/fuzz_api.c lib/*.h sim/*.h sim/*/*.h sim/include/*.h; do
     [ "$top/$f" -nt "$bin" ] && stale=1 && break
   done
