@@ -118,9 +118,12 @@ bool case_status_(case_ctx_t *ctx, n4c_status_t got, n4c_status_t want,
  * its exchange, when some rank has failed, skipped or returned: return
  * quietly then, the rank that stopped has said why. */
 bool ctx_barrier(case_ctx_t *ctx);
-/* all[r * len ..] receives rank r's `mine`; len <= CTX_XCHG_MAX. */
+/* all[r * len ..] receives rank r's `mine`; len <= CTX_XCHG_MAX, and `all`
+ * holds all_bytes >= nranks * len (else the case is wrong: abort). Size it
+ * by nranks (ctx_host_malloc): a fixed array that fits 8 ranks overflows at
+ * 256. */
 #define CTX_XCHG_MAX 1024
-bool ctx_allgather(case_ctx_t *ctx, const void *mine, void *all, size_t len);
+bool ctx_allgather(case_ctx_t *ctx, const void *mine, size_t len, void *all, size_t all_bytes);
 bool ctx_bcast(case_ctx_t *ctx, void *buf, size_t len, int root);
 /* A fresh unique id from rank 0, for a second communicator in one case. */
 bool ctx_new_unique_id(case_ctx_t *ctx, ncclUniqueId *id);

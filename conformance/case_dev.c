@@ -528,7 +528,7 @@ static bool count_nodes(case_ctx_t *ctx, int *nodes)
     return false;
   }
   gethostname(mine, sizeof mine - 1);
-  if (!ctx_allgather(ctx, mine, all, sizeof mine))
+  if (!ctx_allgather(ctx, mine, sizeof mine, all, sizeof all))
     return false;
   *nodes = 0;
   for (int r = 0; r < ctx->nranks; r++) {

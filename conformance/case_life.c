@@ -30,14 +30,15 @@ static bool expect_identity(case_ctx_t *ctx, n4c_comm_t *comm, const char *what,
 void case_LIFE_01(case_ctx_t *ctx)
 {
   n4c_comm_t *comm;
-  int all[CTX_XCHG_MAX / sizeof(int)];
+  int *all = ctx_host_malloc(ctx, (size_t)ctx->nranks * sizeof *all);
 
   CASE_OK(ctx, ctx_comm_init(ctx, &comm));
   if (!expect_identity(ctx, comm, "the new communicator", ctx->rank, ctx->nranks, ctx->device))
     return;
   /* The ranks are one clique: NCCL agrees on who is who on every rank. */
   int mine = ctx->rank;
-  if (!ctx_allgather(ctx, &mine, all, sizeof mine))
+  CASE_CHECK(ctx, all, "no memory");
+  if (!ctx_allgather(ctx, &mine, sizeof mine, all, (size_t)ctx->nranks * sizeof *all))
     return;
   for (int r = 0; r < ctx->nranks; r++)
     CASE_CHECK(ctx, all[r] == r, "rank %d reports itself as rank %d", r, all[r]);

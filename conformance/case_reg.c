@@ -55,8 +55,9 @@ void case_REG_03(case_ctx_t *ctx)
     return;
   CASE_CHECK(ctx, n4c_window_handle(win) != NULL, "window handle is NULL");
   CASE_CHECK(ctx, n4c_window_size(win) == 3 * 4096, "window size %zu", n4c_window_size(win));
-  size_t sizes[CTX_XCHG_MAX / sizeof(size_t)], mine = n4c_window_size(win);
-  if (!ctx_allgather(ctx, &mine, sizes, sizeof mine))
+  size_t *sizes = ctx_host_malloc(ctx, (size_t)ctx->nranks * sizeof *sizes), mine = n4c_window_size(win);
+  CASE_CHECK(ctx, sizes, "no memory");
+  if (!ctx_allgather(ctx, &mine, sizeof mine, sizes, (size_t)ctx->nranks * sizeof *sizes))
     return;
   for (int r = 0; r < ctx->nranks; r++)
     CASE_CHECK(ctx, sizes[r] == mine, "rank %d's window is %zu bytes, mine %zu", r, sizes[r], mine);

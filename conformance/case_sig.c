@@ -275,11 +275,12 @@ void case_SIG_07(case_ctx_t *ctx)
 void case_SIG_08(case_ctx_t *ctx)
 {
   struct sig_env e;
-  ncclWindow_t all[CTX_XCHG_MAX / sizeof(ncclWindow_t)];
+  ncclWindow_t *all = ctx_host_malloc(ctx, (size_t)ctx->nranks * sizeof *all);
+  CASE_CHECK(ctx, all, "no memory");
   if (!sig_setup(ctx, &e, WIN))
     return;
   ncclWindow_t mine = n4c_window_handle(e.win);
-  if (!ctx_allgather(ctx, &mine, all, sizeof mine))
+  if (!ctx_allgather(ctx, &mine, sizeof mine, all, (size_t)ctx->nranks * sizeof *all))
     return;
   ncclComm_t nc = n4c_comm_handle(e.comm);
   ncclResult_t own = ncclPutSignal(e.mem, 64, ncclUint8, e.next, mine, HALF, 0, 0, 0, nc, e.stream);
@@ -431,7 +432,7 @@ void case_SIG_STRESS(case_ctx_t *ctx)
     }
     sent[t]++;
   }
-  if (!ctx_allgather(ctx, sent, all, (size_t)n * sizeof sent[0]))
+  if (!ctx_allgather(ctx, sent, (size_t)n * sizeof sent[0], all, sizeof all))
     return;
   /* Wait for what each peer sent me, in random chunks, peers interleaved. */
   int live = 0;

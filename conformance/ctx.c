@@ -118,9 +118,9 @@ bool ctx_barrier(case_ctx_t *ctx)
   return ctx->launch->barrier(ctx);
 }
 
-bool ctx_allgather(case_ctx_t *ctx, const void *mine, void *all, size_t len)
+bool ctx_allgather(case_ctx_t *ctx, const void *mine, size_t len, void *all, size_t all_bytes)
 {
-  if (len > CTX_XCHG_MAX)
+  if (len > CTX_XCHG_MAX || all_bytes / (size_t)ctx->nranks < len)
     abort(); /* a bug in the case, not in what it tests */
   return ctx->launch->allgather(ctx, mine, all, len);
 }
