@@ -5,6 +5,7 @@ if HAVE_CMOCKA
 SIM_TESTS = tests/sim_p2p tests/sim_stream tests/sim_timeout tests/sim_rma
 SIM_TESTS += tests/sim_coll tests/sim_dtype tests/sim_fault
 SIM_TESTS += tests/sim_scale
+SIM_TESTS += tests/sim_cuda tests/sim_comm tests/sim_util tests/sim_dev
 check_PROGRAMS += $(SIM_TESTS)
 TESTS += $(SIM_TESTS)
 endif
@@ -59,3 +60,15 @@ endif
 tests_fault_alloc_SOURCES = tests/fault_alloc.c
 tests_fault_alloc_CPPFLAGS = $(SIM_TEST_CPPFLAGS) -I$(top_srcdir)/lib
 tests_fault_alloc_LDADD = lib/libnccl4c_static.la $(SIM_TEST_LDADD)
+tests_sim_cuda_SOURCES = tests/sim_cuda.c tests/sim_ranks.h
+tests_sim_cuda_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_cuda_LDADD = $(SIM_TEST_LDADD)
+tests_sim_comm_SOURCES = tests/sim_comm.c tests/sim_ranks.h
+tests_sim_comm_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_comm_LDADD = $(SIM_TEST_LDADD)
+tests_sim_util_SOURCES = tests/sim_util.c tests/sim_ranks.h
+tests_sim_util_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_util_LDADD = $(SIM_TEST_LDADD)
+tests_sim_dev_SOURCES = tests/sim_dev.c tests/sim_ranks.h
+tests_sim_dev_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_dev_LDADD = $(SIM_TEST_LDADD)

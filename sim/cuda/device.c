@@ -123,5 +123,5 @@ SIM_EXPORT const char *cudaGetErrorName(cudaError_t e) {
     SIM_CUDA_ERRORS(SIM_ERR_NAME)
 #undef SIM_ERR_NAME
   }
-  return "cudaErrorUnknown";
+  return "unrecognized error code"; /* as CUDA's cudaGetErrorName */
 }

@@ -80,10 +80,16 @@ typedef struct {
 
 static cudaError_t record_run(sim_op *op, cudaError_t err) {
   record_op *r = (record_op *)op;
-  atomic_store(&r->e->time_ns, sim_now_ns());
-  uint64_t cur = atomic_load(&r->e->completed);
-  while (cur < r->gen && !atomic_compare_exchange_weak(&r->e->completed, &cur, r->gen)) {
+  uint64_t now = sim_now_ns();
+  /* Records on two streams may complete out of order; an earlier one
+   * completing late must not move the event's time (or state) back. The
+   * time is stored before the generation that publishes it. */
+  pthread_mutex_lock(&events_lock);
+  if (atomic_load(&r->e->completed) < r->gen) {
+    atomic_store(&r->e->time_ns, now);
+    atomic_store(&r->e->completed, r->gen);
   }
+  pthread_mutex_unlock(&events_lock);
   sim_waitq_wake(&r->e->wq);
   return cudaSuccess;
 }
@@ -102,8 +108,17 @@ SIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh) {
   r->op.release = op_free;
   r->op.what = "cudaEventRecord";
   r->e = e;
+  /* Under events_lock, so that a record the stream refuses (its worker
+   * cannot start) is taken back before anyone else records: the event keeps
+   * its previous state instead of waiting forever for a record that never
+   * runs. */
+  pthread_mutex_lock(&events_lock);
   r->gen = atomic_fetch_add(&e->recorded, 1) + 1;
-  return sim_cuda_error(sim_stream_enqueue(s, &r->op));
+  err = sim_stream_enqueue(s, &r->op);
+  if (err != cudaSuccess) atomic_fetch_sub(&e->recorded, 1);
+  pthread_mutex_unlock(&events_lock);
+  if (err != cudaSuccess) sim_free(r);
+  return sim_cuda_error(err);
 }
 
 typedef struct {
@@ -171,5 +186,6 @@ SIM_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t sh, cudaEvent_t h, unsig
   w->op.release = op_free;
   w->op.what = "cudaStreamWaitEvent";
   w->g = (gen_arg){e, gen};
-  return sim_cuda_error(sim_stream_enqueue(s, &w->op));
+  if ((err = sim_stream_enqueue(s, &w->op)) != cudaSuccess) sim_free(w);
+  return sim_cuda_error(err);
 }

@@ -214,7 +214,7 @@ SIM_EXPORT ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
   cudaError_t e = sim_mem_alloc(ptr, rounded, sim_current_device(), SIM_MEM_NCCL, NCCL_WIN_REQUIRED_ALIGNMENT);
   if (e != cudaSuccess) {
     SIM_WARN(SIM_ALLOC, "ncclMemAlloc: %zu bytes on device %d: %s", size, sim_current_device(), cudaGetErrorName(e));
-    return e == cudaErrorMemoryAllocation ? ncclSystemError : ncclUnhandledCudaError;
+    return ncclSystemError; /* sim_mem_alloc fails only for want of memory */
   }
   return ncclSuccess;
 }

@@ -11,6 +11,8 @@
  * the stream idle) reports the error once and clears it, so a stream stays
  * usable after a failed NCCL call; the communicator keeps its async error.
  */
+#include "config.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -61,8 +63,10 @@ static void *worker_main(void *arg) {
     }
     pthread_mutex_unlock(&s->lock);
     if (!op) {
-      if (atomic_load(&s->stop)) return NULL;
-      continue;
+      /* has_work held with nothing queued: only stop does that, since this
+       * thread alone takes ops off the queue and completes them. */
+      if (NEVER(!atomic_load(&s->stop))) continue;
+      return NULL;
     }
     cudaError_t before = (cudaError_t)atomic_load(&s->err);
     cudaError_t e = op->run(op, before);
@@ -292,5 +296,6 @@ SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t h, cudaHostFn_t fn, void 
   op->op.what = "cudaLaunchHostFunc";
   op->fn = fn;
   op->arg = arg;
-  return sim_cuda_error(sim_stream_enqueue(s, &op->op));
+  if ((err = sim_stream_enqueue(s, &op->op)) != cudaSuccess) sim_free(op);
+  return sim_cuda_error(err);
 }
