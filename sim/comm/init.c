@@ -10,6 +10,8 @@
  * A rank that waits longer than NCCLSIM_TIMEOUT withdraws and fails with a
  * diagnostic naming the ranks that never came.
  */
+#include "config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,6 +101,7 @@ static ncclResult_t post(ncclComm_t comm, uint64_t key, const char *op) {
   pthread_mutex_lock(&lock);
   rendezvous *rv = pending;
   while (rv && rv->key != key) rv = rv->next;
+  ncclResult_t res = ncclSuccess;
   if (!rv) {
     rv = sim_calloc(1, sizeof *rv);
     if (rv) rv->comms = sim_calloc((size_t)comm->nranks, sizeof *rv->comms);
@@ -113,21 +116,15 @@ static ncclResult_t post(ncclComm_t comm, uint64_t key, const char *op) {
     rv->deadline = sim_deadline();
     rv->next = pending;
     pending = rv;
-  }
-  ncclResult_t res = ncclSuccess;
-  if (rv->nranks != comm->nranks) {
-    SIM_WARN(SIM_INIT, "%s: rank %d says nranks is %d, but rank(s) before it said %d for the same unique id", op,
-             comm->rank, comm->nranks, rv->nranks);
+  } else if (rv->nranks != comm->nranks) { /* an open rendezvous has ranks in it: leave it be */
+    SIM_WARN(SIM_INIT, "%s: rank %d says nranks is %d, but rank(s) before it said %d for the same unique id",
+             op, comm->rank, comm->nranks, rv->nranks);
     res = ncclInvalidUsage;
   } else if (rv->comms[comm->rank]) {
     SIM_WARN(SIM_INIT, "%s: rank %d joined twice with the same unique id", op, comm->rank);
     res = ncclInvalidUsage;
   }
   if (res != ncclSuccess) {
-    if (rv->arrived == 0) { /* we created it */
-      pending = rv->next;
-      rv_free(rv);
-    }
     pthread_mutex_unlock(&lock);
     sim_free(j);
     return res;
@@ -252,7 +249,9 @@ static ncclResult_t wait_init(ncclComm_t comm) {
   pthread_mutex_unlock(&lock);
   if (rv) sim_waitq_wait(&wq, settled, &a, NULL, deadline);
   ncclResult_t res = poll_init(comm);
-  if (res == ncclInProgress) { /* woke just before the deadline check */
+  /* The wait ends once the rendezvous is done or its deadline has passed,
+   * after which poll_init says ncclTimeout: never still in progress. */
+  if (NEVER(res == ncclInProgress)) {
     sim_waitq_wait(&wq, settled, &a, NULL, deadline + 1000000);
     res = poll_init(comm);
     if (res == ncclInProgress) {
@@ -292,28 +291,30 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
     SIM_WARN(SIM_INIT, "%s: rank is %d, must be in [0, %d)", op, rank, nranks);
     return ncclInvalidArgument;
   }
-  if (!id || !id_key(id, &key)) {
+  if (!id_key(id, &key)) { /* id: never NULL, the callers pass an address */
     SIM_WARN(SIM_INIT, "%s: the unique id was not made by ncclGetUniqueId", op);
     return ncclInvalidArgument;
   }
   SIM_CHECK(sim_config_check(config, op));
   ncclComm_t comm = sim_comm_alloc(nranks, rank, sim_current_device(), config);
   if (!comm) return ncclSystemError;
+  /* A blocking init inside a group waits at ncclGroupEnd. Its job is made
+   * before posting: once posted, the last rank builds the clique, which a
+   * failure afterwards could no longer take this comm back out of. */
+  init_job *job = NULL;
+  if (comm->blocking && sim_group_depth() > 0 && !(job = sim_calloc(1, sizeof *job))) {
+    sim_comm_free(comm);
+    return ncclSystemError;
+  }
   ncclResult_t res = post(comm, key, op);
   if (res != ncclSuccess) {
+    sim_free(job);
     sim_comm_free(comm);
     return res;
   }
   *out = comm;
   if (!comm->blocking) return poll_init(comm);
-  if (sim_group_depth() > 0) {
-    init_job *job = sim_calloc(1, sizeof *job);
-    if (!job) {
-      sim_init_cancel(comm);
-      sim_comm_free(comm);
-      *out = NULL;
-      return ncclSystemError;
-    }
+  if (job) {
     job->job.comm = comm;
     job->job.run = init_job_run;
     job->job.release = init_job_free;
@@ -323,13 +324,19 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
   return wait_init(comm);
 }
 
+/* As in NCCL, an init that fails inside a group also fails the group
+ * (ncclInProgress, a non-blocking init under way, is no failure). */
+static ncclResult_t group_check(ncclResult_t res) {
+  return res == ncclInProgress ? res : sim_group_error(res);
+}
+
 SIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) {
-  return init_rank(comm, nranks, &id, rank, NULL, "ncclCommInitRank");
+  return group_check(init_rank(comm, nranks, &id, rank, NULL, "ncclCommInitRank"));
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
                                                ncclConfig_t *config) {
-  return init_rank(comm, nranks, &id, rank, config, "ncclCommInitRankConfig");
+  return group_check(init_rank(comm, nranks, &id, rank, config, "ncclCommInitRankConfig"));
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nId,
@@ -337,10 +344,10 @@ SIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, i
   if (nId < 1 || !ids) {
     SIM_WARN(SIM_INIT, "ncclCommInitRankScalable: nId is %d and commIds is %p; need at least one id", nId,
              (void *)ids);
-    return ncclInvalidArgument;
+    return sim_group_error(ncclInvalidArgument);
   }
   /* Every rank passes the same ids; the first names the communicator. */
-  return init_rank(comm, nranks, &ids[0], rank, config, "ncclCommInitRankScalable");
+  return group_check(init_rank(comm, nranks, &ids[0], rank, config, "ncclCommInitRankScalable"));
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {

@@ -6,6 +6,8 @@
  * to arrive builds one communicator per color, ranks ordered by (key,
  * parent rank), and everyone picks up its own.
  */
+#include "config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -153,6 +155,20 @@ static ncclResult_t split_post(ncclComm_t comm, int color, int key, int expected
   return ncclSuccess;
 }
 
+/* Takes this rank out of the round: out of its open slots if it is not
+ * done, and frees it with its last waiter. Caller holds c->lock. */
+static void round_leave(sim_clique *c, sim_split_round *r, int rank) {
+  if (!r->done) {
+    r->present[rank] = false;
+    r->color[rank] = NCCL_SPLIT_NOCOLOR;
+    r->arrived--;
+  }
+  if (--r->waiters == 0) {
+    if (!r->done) round_unlink(c, r);
+    round_free(r);
+  }
+}
+
 /* Waits for the round to complete and takes this rank's communicator. */
 static ncclResult_t split_wait(ncclComm_t comm, sim_split_round *r, ncclComm_t *out, const char *op) {
   sim_clique *c = comm->clique;
@@ -168,18 +184,13 @@ static ncclResult_t split_wait(ncclComm_t comm, sim_split_round *r, ncclComm_t *
     size_t n = 0;
     for (int i = 0; i < c->nranks && n < sizeof missing - 16; i++)
       if (!r->present[i]) n += (size_t)snprintf(missing + n, sizeof missing - n, "%s%d", n ? "," : "", i);
-    r->present[comm->rank] = false;
-    r->color[comm->rank] = NCCL_SPLIT_NOCOLOR;
-    r->arrived--;
-    res = rc == 0 ? ncclInternalError : rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
+    /* The wait returns 0 only once the round is done. */
+    res = NEVER(rc == 0) ? ncclInternalError : rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
     sim_comm_fail(comm, res, "%s: rank %d waited for rank(s) [%s] of the parent to call it too (%s)", op,
                   comm->rank, missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "communicator aborted");
     *out = NULL;
   }
-  if (--r->waiters == 0) {
-    if (!r->done) round_unlink(c, r);
-    round_free(r);
-  }
+  round_leave(c, r, comm->rank);
   pthread_mutex_unlock(&c->lock);
   return res;
 }
@@ -192,14 +203,31 @@ typedef struct {
   sim_split_round *round;
   ncclComm_t *out;
   const char *op;
+  bool ran;
 } split_job;
 
 static ncclResult_t split_job_run(sim_group_job *job) {
   split_job *j = (split_job *)job;
+  j->ran = true;
   return split_wait(j->comm, j->round, j->out, j->op);
 }
 
-static void split_job_free(sim_group_job *job) { sim_free(job); }
+/* A job released without running: its comm was destroyed inside the
+ * group. The rank leaves the round, and a communicator already built for it
+ * is destroyed, since nobody will ever get its handle. */
+static void split_job_free(sim_group_job *job) {
+  split_job *j = (split_job *)job;
+  if (!j->ran) {
+    sim_clique *c = j->comm->clique;
+    pthread_mutex_lock(&c->lock);
+    sim_split_round *r = j->round;
+    ncclComm_t orphan = r->done && r->status == ncclSuccess ? r->result[j->comm->rank] : NULL;
+    round_leave(c, r, j->comm->rank);
+    pthread_mutex_unlock(&c->lock);
+    if (orphan) ncclCommDestroy(orphan);
+  }
+  sim_free(j);
+}
 
 static ncclResult_t split(ncclComm_t comm, int color, int key, int expected, ncclComm_t *out, const char *op) {
   split_job *job = NULL;
@@ -222,8 +250,8 @@ static ncclResult_t split(ncclComm_t comm, int color, int key, int expected, ncc
   return sim_group_add_job(&job->job);
 }
 
-SIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
-                                      ncclConfig_t *config) {
+static ncclResult_t comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                               ncclConfig_t *config) {
   SIM_CHECK(sim_comm_check(comm, "ncclCommSplit"));
   if (!newcomm) {
     SIM_WARN(SIM_INIT, "ncclCommSplit: newcomm is NULL");
@@ -237,8 +265,8 @@ SIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclC
   return split(comm, color, key, comm->nranks, newcomm, "ncclCommSplit");
 }
 
-SIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclComm_t *newcomm,
-                                       ncclConfig_t *config, int flags) {
+static ncclResult_t comm_shrink(ncclComm_t comm, int *exclude, int nexclude, ncclComm_t *newcomm,
+                                ncclConfig_t *config, int flags) {
   SIM_CHECK(sim_comm_check(comm, "ncclCommShrink"));
   if (!newcomm || nexclude < 0 || (nexclude > 0 && !exclude) || nexclude >= comm->nranks ||
       (flags != NCCL_SHRINK_DEFAULT && flags != NCCL_SHRINK_ABORT)) {
@@ -259,4 +287,15 @@ SIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *exclude, int nexclu
   }
   /* Survivors keep their order: key = parent rank. */
   return split(comm, 0, comm->rank, comm->nranks - nexclude, newcomm, "ncclCommShrink");
+}
+
+/* As in NCCL, a split that fails inside a group also fails the group. */
+SIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                                      ncclConfig_t *config) {
+  return sim_group_error(comm_split(comm, color, key, newcomm, config));
+}
+
+SIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclComm_t *newcomm,
+                                       ncclConfig_t *config, int flags) {
+  return sim_group_error(comm_shrink(comm, exclude, nexclude, newcomm, config, flags));
 }
