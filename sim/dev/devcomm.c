@@ -9,6 +9,8 @@
  * keeps its live device communicators in a list, so that destroy finds
  * them by id and the communicator's destroy frees any left open.
  */
+#include "config.h"
+
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,18 +53,22 @@ static void rank_release(sim_dev_rank *dr, int rank) {
   if (n) SIM_INFO(SIM_DEV, "rank %d: destroyed %d device communicator(s) left open", rank, n);
 }
 
+/* Only a communicator whose clique was made runs its areas' comm_fini, and
+ * a clique exists only once every area's clique_init succeeded. */
 static void dev_comm_fini(ncclComm_t comm) {
   sim_dev_state *st = comm->clique->area[SIM_AREA_DEV];
-  if (!st) return;
+  if (NEVER(!st)) return;
   sim_dev_rank *dr = &st->ranks[comm->rank];
   pthread_mutex_lock(&dr->lock);
   rank_release(dr, comm->rank);
   pthread_mutex_unlock(&dr->lock);
 }
 
+/* Runs only for a clique whose dev clique_init succeeded (sim_clique_create
+ * unwinds the areas before the failing one). */
 static void dev_clique_fini(sim_clique *c) {
   sim_dev_state *st = c->area[SIM_AREA_DEV];
-  if (!st) return;
+  if (NEVER(!st)) return;
   for (int r = 0; r < st->nranks; r++) {
     rank_release(&st->ranks[r], r);
     pthread_mutex_destroy(&st->ranks[r].lock);
@@ -130,8 +136,6 @@ typedef struct {
   size_t bytes;                /* resource buffers, laid out */
 } res_totals;
 
-static bool pow2(size_t v) { return v && !(v & (v - 1)); }
-
 static size_t res_align(const ncclDevResourceRequirements_t *q) {
   return q->bufferAlign > NCCLSIM_DEV_RESOURCE_UNIT ? q->bufferAlign : NCCLSIM_DEV_RESOURCE_UNIT;
 }
@@ -144,7 +148,7 @@ static ncclResult_t check_resources(const ncclDevCommRequirements_t *r, res_tota
     if (q->ginSignalCount < 0) return bad("%s: a ginSignalCount is %lld", "resourceRequirementsList", q->ginSignalCount);
     if (q->ginCounterCount < 0)
       return bad("%s: a ginCounterCount is %lld", "resourceRequirementsList", q->ginCounterCount);
-    if (q->bufferAlign && !pow2(q->bufferAlign))
+    if (q->bufferAlign & (q->bufferAlign - 1)) /* neither 0 (no alignment) nor a power of two */
       return bad("%s: a bufferAlign is %lld, not a power of two", "resourceRequirementsList", (long long)q->bufferAlign);
     tot->signals += q->ginSignalCount;
     tot->counters += q->ginCounterCount;

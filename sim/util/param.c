@@ -147,7 +147,7 @@ SIM_EXPORT ncclResult_t ncclsimParamSet(const char *name, const char *value) {
   kept_text *k = NULL;
   if (value) {
     size_t n = strlen(value) + 1;
-    if (!(k = malloc(sizeof *k + n))) return ncclSystemError;
+    if (!(k = sim_malloc(sizeof *k + n))) return ncclSystemError;
     memcpy(k->text, value, n);
   }
   pthread_mutex_lock(&lock);

@@ -1,0 +1,471 @@
+/*
+ * tests/sim_util.c — ncclsim's utilities: logging (NCCLSIM_DEBUG levels,
+ * the NCCLSIM_DEBUG_SUBSYS mask, the line format, the last-warning text
+ * behind ncclGetLastError), parameters (environment, ncclsimParamSet
+ * overrides and their validation, ncclsimParamGet, ncclsimParamDump), and
+ * the allocation hook (ncclsimAllocFailAfter and the sim_* allocators).
+ *
+ * The log configuration is read once per process, at the first log call.
+ * Each logging test therefore runs its logging in a forked child that sets
+ * the environment first and writes its stderr to a file the parent checks;
+ * these tests come first, before anything in this process logs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "sim.h"
+#include <cuda_runtime_api.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZER_ALLOCATOR 1
+#endif
+#endif
+#ifndef SANITIZER_ALLOCATOR
+#define SANITIZER_ALLOCATOR 0
+#endif
+
+/* ---- capturing output ---- */
+
+/* Everything written to fd `fd` between capture_start and capture_end. */
+typedef struct {
+  int fd, saved;
+  FILE *file;
+} capture;
+
+static void capture_start(capture *c, int fd) {
+  fflush(fd == 1 ? stdout : stderr);
+  c->fd = fd;
+  c->file = tmpfile();
+  assert_non_null(c->file);
+  c->saved = dup(fd);
+  assert_true(c->saved >= 0);
+  assert_true(dup2(fileno(c->file), fd) >= 0);
+}
+
+/* Returns the captured text (free it). */
+static char *capture_end(capture *c) {
+  fflush(c->fd == 1 ? stdout : stderr);
+  assert_true(dup2(c->saved, c->fd) >= 0);
+  close(c->saved);
+  assert_int_equal(fseek(c->file, 0, SEEK_END), 0);
+  long n = ftell(c->file);
+  assert_true(n >= 0);
+  char *text = calloc(1, (size_t)n + 1);
+  assert_non_null(text);
+  rewind(c->file);
+  assert_int_equal(fread(text, 1, (size_t)n, c->file), (size_t)n);
+  fclose(c->file);
+  return text;
+}
+
+static void assert_contains(const char *text, const char *what) {
+  if (!strstr(text, what)) fail_msg("\"%s\" not in output:\n%s", what, text);
+}
+
+static void assert_lacks(const char *text, const char *what) {
+  if (strstr(text, what)) fail_msg("\"%s\" unexpectedly in output:\n%s", what, text);
+}
+
+/* ---- logging, in child processes ---- */
+
+/* What every child logs, on device 3. Its exit status says whether each
+ * WARN became the thread's last warning (printed or not) and whether
+ * sim_clear_warning cleared it. */
+static int child_logs(void) {
+  int bad = 0;
+  if (cudaSetDevice(3) != cudaSuccess) return 10;
+  SIM_WARN(SIM_INIT, "w-init %d", 1);
+  bad |= strcmp(sim_last_warning(), "w-init 1") != 0;
+  SIM_WARN(SIM_DEV, "w-dev");
+  bad |= strcmp(ncclGetLastError(NULL), "w-dev") != 0;
+  SIM_INFO(SIM_INIT, "i-init");
+  SIM_INFO(SIM_P2P, "i-p2p");
+  bad |= strcmp(sim_last_warning(), "w-dev") != 0 ? 2 : 0; /* INFO is not a warning */
+  SIM_TRACE(SIM_P2P, "t-p2p");
+  sim_log(SIM_LOG_TRACE, SIM_ALLOC, "plain.c", 7, "t-alloc");
+  /* The allocation hook reports an injected failure at INFO, ALLOC. */
+  ncclsimAllocFailAfter(1);
+  void *p = sim_malloc(16);
+  ncclsimAllocFailAfter(0);
+  bad |= p != NULL ? 4 : 0;
+  sim_clear_warning();
+  bad |= sim_last_warning()[0] != 0 ? 8 : 0;
+  return bad;
+}
+
+/* Runs child_logs in a child with the given NCCLSIM_DEBUG and
+ * NCCLSIM_DEBUG_SUBSYS (NULL: unset); returns its stderr (free it) and its
+ * pid. The child must exit with status 0. */
+static char *log_in_child(const char *level, const char *subsys, pid_t *pid) {
+  capture c;
+  capture_start(&c, 2);
+  fflush(stdout);
+  pid_t p = fork();
+  if (p == 0) {
+    if (level) setenv("NCCLSIM_DEBUG", level, 1);
+    else unsetenv("NCCLSIM_DEBUG");
+    if (subsys) setenv("NCCLSIM_DEBUG_SUBSYS", subsys, 1);
+    else unsetenv("NCCLSIM_DEBUG_SUBSYS");
+    int rc = child_logs();
+    fflush(stderr);
+    exit(rc);
+  }
+  int status = 0;
+  assert_true(p > 0);
+  assert_int_equal(waitpid(p, &status, 0), p);
+  char *out = capture_end(&c);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail_msg("log child (NCCLSIM_DEBUG=%s) failed, status 0x%x; it printed:\n%s", level ? level : "(unset)",
+             status, out);
+  *pid = p;
+  return out;
+}
+
+/* Lines start "host:pid:tid [device] NCCLSIM LEVEL", host cut at its first
+ * dot (as NCCL does); the child's only thread has tid == pid. */
+static void line_start(char *buf, size_t n, pid_t pid, const char *lvl) {
+  char host[64];
+  assert_int_equal(gethostname(host, sizeof host), 0);
+  host[sizeof host - 1] = 0;
+  char *dot = strchr(host, '.');
+  if (dot) *dot = 0;
+  snprintf(buf, n, "%s:%d:%d [3] NCCLSIM %s ", host, (int)pid, (int)pid, lvl);
+}
+
+/* WARN prints warnings of every subsystem (the default mask), and nothing
+ * of INFO or TRACE. */
+static void test_log_warn(void **state) {
+  (void)state;
+  pid_t pid;
+  char *out = log_in_child("WARN", NULL, &pid);
+  char want[256];
+  line_start(want, sizeof want, pid, "WARN");
+  strcat(want, "w-init 1\n");
+  assert_contains(out, want);
+  assert_contains(out, "NCCLSIM WARN w-dev\n");
+  assert_lacks(out, "INFO");
+  assert_lacks(out, "TRACE");
+  free(out);
+}
+
+/* INFO adds the INFO lines, the injected allocation failure among them; an
+ * empty subsystem list means all. */
+static void test_log_info(void **state) {
+  (void)state;
+  pid_t pid;
+  char *out = log_in_child("INFO", "", &pid);
+  char want[256];
+  line_start(want, sizeof want, pid, "INFO");
+  strcat(want, "i-init\n");
+  assert_contains(out, want);
+  assert_contains(out, "NCCLSIM WARN w-init 1\n");
+  assert_contains(out, "NCCLSIM INFO i-p2p\n");
+  assert_contains(out, "NCCLSIM INFO injected failure of allocation 1\n");
+  assert_lacks(out, "TRACE");
+  free(out);
+}
+
+/* TRACE (any case) prints the source file's base name and line; the
+ * subsystem list (any case, unknown names ignored) filters every level,
+ * WARN included. */
+static void test_log_trace_subsys(void **state) {
+  (void)state;
+  pid_t pid;
+  char *out = log_in_child("trace", "p2p,NoSuchSubsystem,Alloc", &pid);
+  char want[256];
+  line_start(want, sizeof want, pid, "TRACE");
+  strcat(want, "sim_util.c:");
+  assert_contains(out, want);
+  assert_contains(out, " t-p2p\n");
+  assert_contains(out, "NCCLSIM TRACE plain.c:7 t-alloc\n");
+  assert_contains(out, "NCCLSIM INFO i-p2p\n");
+  assert_contains(out, "NCCLSIM INFO injected failure of allocation 1\n");
+  assert_lacks(out, "i-init");
+  assert_lacks(out, "w-init");
+  assert_lacks(out, "w-dev");
+  free(out);
+}
+
+/* An unknown level prints nothing, whatever the mask; warnings are still
+ * kept for ncclGetLastError (the child checks). */
+static void test_log_unknown_level(void **state) {
+  (void)state;
+  pid_t pid;
+  char *out = log_in_child("LOUD", "ALL", &pid);
+  assert_string_equal(out, "");
+  free(out);
+  /* Unset: the default prints nothing either. */
+  out = log_in_child(NULL, NULL, &pid);
+  assert_string_equal(out, "");
+  free(out);
+}
+
+/* A warning longer than the kept text is truncated, not overrun. */
+static void test_log_long_warning(void **state) {
+  (void)state;
+  char big[2000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  SIM_WARN(SIM_INIT, "%s", big);
+  assert_int_equal(strlen(sim_last_warning()), 1023);
+  sim_clear_warning();
+  assert_string_equal(ncclGetLastError(NULL), "");
+}
+
+/* ---- parameters ---- */
+
+/* A value from the environment is used once the cache is dropped (by
+ * ncclsimParamSet(name, NULL)); an invalid one is reported on stderr and
+ * the default used instead. Names may carry the NCCLSIM_ prefix. */
+static void test_param_environment(void **state) {
+  (void)state;
+  setenv("NCCLSIM_LAT_US", "7.5", 1);
+  assert_int_equal(ncclsimParamSet("LAT_US", NULL), ncclSuccess);
+  assert_string_equal(ncclsimParamGet("NCCLSIM_LAT_US"), "7.5");
+  assert_true(sim_param(SIM_P_LAT_US) == 7.5);
+
+  setenv("NCCLSIM_LAT_US", "fast", 1);
+  assert_int_equal(ncclsimParamSet("NCCLSIM_LAT_US", NULL), ncclSuccess);
+  capture c;
+  capture_start(&c, 2);
+  const char *v = ncclsimParamGet("LAT_US");
+  char *err = capture_end(&c);
+  assert_string_equal(v, "5");
+  assert_contains(err, "NCCLSIM WARN NCCLSIM_LAT_US=\"fast\" is not valid");
+  assert_contains(err, "using the default 5");
+  free(err);
+  assert_int_equal(sim_param_int(SIM_P_LAT_US), 5);
+
+  /* An override beats the environment; dropping it goes back to it. */
+  setenv("NCCLSIM_LAT_US", "3", 1);
+  assert_int_equal(ncclsimParamSet("LAT_US", "9"), ncclSuccess);
+  assert_string_equal(ncclsimParamGet("LAT_US"), "9");
+  assert_int_equal(ncclsimParamSet("LAT_US", NULL), ncclSuccess);
+  assert_string_equal(ncclsimParamGet("LAT_US"), "3");
+  unsetenv("NCCLSIM_LAT_US");
+  assert_int_equal(ncclsimParamSet("LAT_US", NULL), ncclSuccess);
+  assert_string_equal(ncclsimParamGet("LAT_US"), "5");
+}
+
+/* Numbers must be whole, finite, non-negative and in range. */
+static void test_param_numbers(void **state) {
+  (void)state;
+  static const char *bad[] = {"", "2s", "1e999", "inf", "nan", "-1", "0x"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(ncclsimParamSet("TIMEOUT", bad[i]), ncclInvalidArgument);
+    assert_contains(ncclGetLastError(NULL), "is not a valid value for NCCLSIM_TIMEOUT");
+  }
+  const char *env = getenv("NCCLSIM_TIMEOUT");
+  assert_string_equal(ncclsimParamGet("TIMEOUT"), env ? env : "30"); /* unchanged */
+  assert_int_equal(ncclsimParamSet("TIMEOUT", "2.5"), ncclSuccess);
+  assert_int_equal(sim_timeout_ns(), 2500000000ull);
+  assert_int_equal(ncclsimParamSet("TIMEOUT", "0"), ncclSuccess);
+  assert_int_equal(sim_timeout_ns(), 0);
+  assert_int_equal(ncclsimParamSet("TIMEOUT", NULL), ncclSuccess);
+}
+
+/* NCCLSIM_FAULT: "none", or RANK:K with K >= 1, each within range and
+ * nothing after. */
+static void test_param_fault(void **state) {
+  (void)state;
+  static const char *bad[] = {"1", "1:0", "x:2", "1:2x", "16777216:1", "0:4294967296", "-"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(ncclsimParamSet("FAULT", bad[i]), ncclInvalidArgument);
+  assert_int_equal(ncclsimParamSet("FAULT", "16777215:4294967295"), ncclSuccess);
+  assert_true(sim_param(SIM_P_FAULT) == 16777215.0 * 4294967296.0 + 4294967295.0);
+  assert_int_equal(ncclsimParamSet("FAULT", "NONE"), ncclSuccess);
+  assert_true(sim_param(SIM_P_FAULT) == 0);
+  assert_int_equal(ncclsimParamSet("FAULT", NULL), ncclSuccess);
+  assert_string_equal(ncclsimParamGet("FAULT"), getenv("NCCLSIM_FAULT") ? getenv("NCCLSIM_FAULT") : "none");
+}
+
+/* GIN types: names (any case) or the enum's numbers 0, 2, 3, 4 (1 is
+ * unused by NCCL); both GIN parameters parse alike. */
+static void test_param_gin(void **state) {
+  (void)state;
+  static const struct { const char *text; int v; } ok[] = {
+      {"none", NCCL_GIN_TYPE_NONE}, {"PROXY", NCCL_GIN_TYPE_PROXY}, {"GDAKI", NCCL_GIN_TYPE_GDAKI},
+      {"gpi", NCCL_GIN_TYPE_GPI},   {"0", 0}, {"2", 2}, {"3", 3}, {"4", 4}};
+  static const char *bad[] = {"1", "5", "-2", "", "2x", "ib"};
+  const char *names[] = {"GIN_TYPE", "RAILED_GIN_TYPE"};
+  const sim_param_id ids[] = {SIM_P_GIN_TYPE, SIM_P_RAILED_GIN_TYPE};
+  for (int n = 0; n < 2; n++) {
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+      assert_int_equal(ncclsimParamSet(names[n], ok[i].text), ncclSuccess);
+      assert_int_equal(sim_param_int(ids[n]), ok[i].v);
+      assert_string_equal(ncclsimParamGet(names[n]), ok[i].text);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      assert_int_equal(ncclsimParamSet(names[n], bad[i]), ncclInvalidArgument);
+      assert_int_equal(sim_param_int(ids[n]), NCCL_GIN_TYPE_GPI); /* unchanged: the last good "4" */
+    }
+    assert_int_equal(ncclsimParamSet(names[n], NULL), ncclSuccess);
+  }
+}
+
+/* Unknown and NULL names are refused by ParamSet and give NULL from
+ * ParamGet; names are case-sensitive, as environment variables. */
+static void test_param_names(void **state) {
+  (void)state;
+  assert_int_equal(ncclsimParamSet(NULL, "1"), ncclInvalidArgument);
+  assert_contains(ncclGetLastError(NULL), "no parameter named \"(null)\"");
+  assert_int_equal(ncclsimParamSet("timeout", "1"), ncclInvalidArgument);
+  assert_contains(ncclGetLastError(NULL), "no parameter named \"timeout\"");
+  assert_int_equal(ncclsimParamSet("NCCLSIM_", "1"), ncclInvalidArgument);
+  assert_null(ncclsimParamGet(NULL));
+  assert_null(ncclsimParamGet("NO_SUCH"));
+  assert_string_equal(ncclsimParamGet("SPIN"), "2000");
+}
+
+/* An override that cannot be stored (allocation failure) changes nothing. */
+static void test_param_set_alloc_failure(void **state) {
+  (void)state;
+  assert_int_equal(ncclsimParamSet("SPIN", "10"), ncclSuccess);
+  ncclsimAllocFailAfter(1);
+  assert_int_equal(ncclsimParamSet("SPIN", "20"), ncclSystemError);
+  ncclsimAllocFailAfter(0);
+  assert_string_equal(ncclsimParamGet("SPIN"), "10");
+  assert_int_equal(ncclsimParamSet("SPIN", NULL), ncclSuccess);
+  assert_string_equal(ncclsimParamGet("SPIN"), "2000");
+}
+
+/* The dump lists every parameter once, with its current value, default
+ * and meaning; NULL means stdout. */
+static void test_param_dump(void **state) {
+  (void)state;
+  assert_int_equal(ncclsimParamSet("BW_GBS", "42"), ncclSuccess);
+  FILE *f = tmpfile();
+  assert_non_null(f);
+  ncclsimParamDump(f);
+  long n = ftell(f);
+  char *text = calloc(1, (size_t)n + 1);
+  assert_non_null(text);
+  rewind(f);
+  assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  assert_contains(text, "NCCLSIM_BW_GBS=42\t(default 100) "
+                        "ncclGroupSimulateEnd model: link bandwidth in GB/s\n");
+  assert_contains(text, "NCCLSIM_GIN_TYPE=none\t(default none) ");
+  int lines = 0;
+  for (char *p = text; *p; p++) lines += *p == '\n';
+  assert_int_equal(lines, SIM_P_COUNT);
+
+  capture c;
+  capture_start(&c, 1);
+  ncclsimParamDump(NULL);
+  char *out = capture_end(&c);
+  assert_string_equal(out, text);
+  free(out);
+  free(text);
+  assert_int_equal(ncclsimParamSet("BW_GBS", NULL), ncclSuccess);
+}
+
+/* ---- the allocation hook ---- */
+
+/* ncclsimAllocFailAfter(n) fails exactly the nth allocation from now, once,
+ * and returns how many were made since the previous call. */
+static void test_alloc_fail_nth(void **state) {
+  (void)state;
+  ncclsimAllocFailAfter(3);
+  void *a = sim_malloc(8), *b = sim_calloc(2, 8), *c = sim_malloc(8), *d = sim_malloc(8);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_null(c);
+  assert_non_null(d);
+  assert_int_equal(ncclsimAllocFailAfter(0), 4);
+  sim_free(a);
+  sim_free(b);
+  sim_free(d);
+  /* 0 disables: nothing fails. */
+  for (int i = 0; i < 5; i++) {
+    void *p = sim_malloc(1);
+    assert_non_null(p);
+    sim_free(p);
+  }
+  assert_int_equal(ncclsimAllocFailAfter(0), 5);
+}
+
+/* Every allocator can be failed; a failed realloc leaves the block as it
+ * was. */
+static void test_alloc_each_fails(void **state) {
+  (void)state;
+  char *p = sim_malloc(4);
+  assert_non_null(p);
+  memcpy(p, "abc", 4);
+  ncclsimAllocFailAfter(1);
+  assert_null(sim_realloc(p, 1 << 20));
+  assert_string_equal(p, "abc");
+  ncclsimAllocFailAfter(1);
+  assert_null(sim_calloc(1, 1));
+  ncclsimAllocFailAfter(1);
+  assert_null(sim_aligned_alloc(64, 64));
+  ncclsimAllocFailAfter(1);
+  assert_null(sim_strdup("abc"));
+  ncclsimAllocFailAfter(0);
+  char *q = sim_strdup(p);
+  assert_non_null(q);
+  assert_ptr_not_equal(q, p);
+  assert_string_equal(q, "abc");
+  sim_free(q);
+  p = sim_realloc(p, 1 << 20);
+  assert_non_null(p);
+  assert_string_equal(p, "abc");
+  sim_free(p);
+}
+
+/* Zero sizes give a distinct, freeable block (as malloc(1)), never NULL,
+ * so NULL always means failure. Alignment is at least a pointer's; one
+ * that is not a power of two fails. */
+static void test_alloc_edge_sizes(void **state) {
+  (void)state;
+  void *p[6];
+  p[0] = sim_malloc(0);
+  p[1] = sim_calloc(0, 8);
+  p[2] = sim_calloc(8, 0);
+  p[3] = sim_realloc(NULL, 0);
+  p[4] = sim_aligned_alloc(1, 0);
+  p[5] = sim_aligned_alloc(4096, 10);
+  for (int i = 0; i < 6; i++) assert_non_null(p[i]);
+  assert_int_equal((uintptr_t)p[4] % sizeof(void *), 0);
+  assert_int_equal((uintptr_t)p[5] % 4096, 0);
+  assert_ptr_not_equal(p[1], p[2]);
+  p[3] = sim_realloc(p[3], 0);
+  assert_non_null(p[3]);
+  for (int i = 0; i < 6; i++) sim_free(p[i]);
+#if !SANITIZER_ALLOCATOR /* whose posix_memalign reports a bad alignment as an error itself */
+  assert_null(sim_aligned_alloc(3 * sizeof(void *), 8));
+#endif
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      /* First: nothing in this process may have logged before the forks. */
+      cmocka_unit_test(test_log_warn),
+      cmocka_unit_test(test_log_info),
+      cmocka_unit_test(test_log_trace_subsys),
+      cmocka_unit_test(test_log_unknown_level),
+      cmocka_unit_test(test_log_long_warning),
+      cmocka_unit_test(test_param_environment),
+      cmocka_unit_test(test_param_numbers),
+      cmocka_unit_test(test_param_fault),
+      cmocka_unit_test(test_param_gin),
+      cmocka_unit_test(test_param_names),
+      cmocka_unit_test(test_param_set_alloc_failure),
+      cmocka_unit_test(test_param_dump),
+      cmocka_unit_test(test_alloc_fail_nth),
+      cmocka_unit_test(test_alloc_each_fails),
+      cmocka_unit_test(test_alloc_edge_sizes),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
