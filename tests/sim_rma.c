@@ -208,6 +208,741 @@ static void test_window_in_dev_table(void **state) {
   }
 }
 
+/* ---- argument errors and less common paths ---- */
+
+static bool has(ncclComm_t comm, const char *text) { return strstr(ncclGetLastError(comm), text) != NULL; }
+
+/* Local checks of ncclCommWindowRegister fail before the collective part:
+ * no round is consumed, so the ranks still meet on their next window. */
+static void reg_args_fn(rank_ctx *c) {
+  ncclComm_t comm = c->comm;
+  void *mem, *other, *dev, *pinned;
+  char host[64];
+  ncclWindow_t w = (ncclWindow_t)1;
+  assert_int_equal(ncclMemAlloc(&mem, 8192), ncclSuccess);
+  assert_int_equal(cudaMalloc(&dev, 4096), cudaSuccess);
+  assert_int_equal(cudaMallocHost(&pinned, 4096), cudaSuccess);
+  cudaSetDevice(1 - c->rank);
+  assert_int_equal(ncclMemAlloc(&other, 4096), ncclSuccess);
+  cudaSetDevice(c->rank);
+  assert_int_equal(ncclCommWindowRegister(NULL, mem, 4096, &w, 0), ncclInvalidArgument);
+  assert_int_equal(ncclCommWindowRegister(comm, mem, 4096, NULL, 0), ncclInvalidArgument);
+  assert_int_equal(ncclCommWindowRegister(comm, mem, 4096, &w, 0x4), ncclInvalidArgument);
+  assert_null(w);
+  assert_true(has(comm, "unknown bits"));
+  assert_int_equal(ncclCommWindowRegister(comm, NULL, 4096, &w, 0), ncclInvalidArgument);
+  assert_int_equal(ncclCommWindowRegister(comm, mem, 0, &w, 0), ncclInvalidArgument);
+  /* Windows need memory of NCCL's allocator (real NCCL: ncclUnhandledCudaError). */
+  assert_int_equal(ncclCommWindowRegister(comm, host, sizeof host, &w, 0), ncclUnhandledCudaError);
+  assert_true(has(comm, "host memory"));
+  assert_int_equal(ncclCommWindowRegister(comm, dev, 4096, &w, 0), ncclUnhandledCudaError);
+  assert_true(has(comm, "cudaMalloc memory"));
+  assert_int_equal(ncclCommWindowRegister(comm, pinned, 4096, &w, 0), ncclUnhandledCudaError);
+  assert_true(has(comm, "cudaMallocHost memory"));
+  assert_int_equal(ncclCommWindowRegister(comm, (char *)mem + 4096, 8192, &w, 0), ncclUnhandledCudaError);
+  assert_true(has(comm, "run past the end"));
+  assert_int_equal(ncclCommWindowRegister(comm, other, 4096, &w, 0), ncclInvalidArgument);
+  assert_true(has(comm, "is on device"));
+  assert_null(w);
+  assert_int_equal(ncclCommWindowRegister(comm, (char *)mem + 4096, 4096, &w, NCCL_WIN_STRICT_ORDERING),
+                   ncclSuccess);
+  assert_non_null(w);
+  void *p;
+  assert_int_equal(ncclWinGetUserPtr(comm, w, &p), ncclSuccess);
+  assert_ptr_equal(p, (char *)mem + 4096);
+  assert_int_equal(ncclCommWindowDeregister(comm, w), ncclSuccess);
+  ncclMemFree(mem);
+  ncclMemFree(other);
+  cudaFree(dev);
+  cudaFreeHost(pinned);
+}
+
+static void test_register_window_args(void **state) { assert_int_equal(run_ranks(2, reg_args_fn, NULL), 0); }
+
+/* NCCLSIM_WINDOWS=0 (platforms without windows): registration succeeds
+ * with a NULL window, which deregisters as a no-op. */
+static void nowin_fn(rank_ctx *c) {
+  void *mem;
+  ncclWindow_t w = (ncclWindow_t)1;
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &w, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  assert_null(w);
+  assert_int_equal(ncclCommWindowDeregister(c->comm, NULL), ncclSuccess);
+  ncclMemFree(mem);
+}
+
+static void test_no_windows(void **state) {
+  ncclsimParamSet("WINDOWS", "0");
+  assert_int_equal(run_ranks(2, nowin_fn, NULL), 0);
+  ncclsimParamSet("WINDOWS", NULL);
+}
+
+/* ncclCommRegister / ncclCommDeregister argument errors. */
+static void buf_args_fn(rank_ctx *c) {
+  ncclComm_t comm = c->comm;
+  void *mem, *other, *pinned, *h = (void *)1, *h2;
+  int local;
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  assert_int_equal(cudaMallocHost(&pinned, 4096), cudaSuccess);
+  cudaSetDevice(1 - c->rank);
+  assert_int_equal(ncclMemAlloc(&other, 4096), ncclSuccess);
+  cudaSetDevice(c->rank);
+  assert_int_equal(ncclCommRegister(NULL, mem, 4096, &h), ncclInvalidArgument);
+  assert_int_equal(ncclCommRegister(comm, mem, 4096, NULL), ncclInvalidArgument);
+  assert_int_equal(ncclCommRegister(comm, NULL, 4096, &h), ncclInvalidArgument);
+  assert_int_equal(ncclCommRegister(comm, other, 4096, &h), ncclInvalidArgument);
+  assert_true(has(comm, "is on device"));
+  assert_int_equal(ncclCommRegister(comm, mem, 8192, &h), ncclInvalidArgument);
+  assert_null(h);
+  /* Pinned host memory is reachable from every device. */
+  assert_int_equal(ncclCommRegister(comm, pinned, 4096, &h), ncclSuccess);
+  assert_int_equal(ncclCommRegister(comm, mem, 4096, &h2), ncclSuccess);
+  assert_int_equal(ncclCommDeregister(NULL, h), ncclInvalidArgument);
+  assert_int_equal(ncclCommDeregister(comm, h), ncclSuccess);
+  assert_int_equal(ncclCommDeregister(comm, &local), ncclInvalidUsage);
+  assert_true(has(comm, "not a registration of this communicator"));
+  assert_int_equal(ncclCommDeregister(comm, h2), ncclSuccess);
+  assert_int_equal(ncclCommDeregister(comm, h), ncclInvalidUsage); /* found behind h2 in the dead list */
+  assert_true(has(comm, "deregistered already"));
+  ncclMemFree(mem);
+  ncclMemFree(other);
+  cudaFreeHost(pinned);
+}
+
+static void test_register_buffer_args(void **state) { assert_int_equal(run_ranks(2, buf_args_fn, NULL), 0); }
+
+/* Handles exchanged between the ranks of one test. */
+static ncclWindow_t peer_win[4];
+
+/* Deregistration, ncclWinGetUserPtr and the pointer getters reject what is
+ * not the caller's live window, and out-of-range offsets and ranks. */
+static void handle_args_fn(rank_ctx *c) {
+  ncclComm_t comm = c->comm;
+  void *mem, *p = (void *)1, *q;
+  int junk;
+  ncclWindow_t w, bogus = (ncclWindow_t)&junk;
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(comm, mem, 4096, &w, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  peer_win[c->rank] = w;
+  pthread_barrier_wait(&bar);
+  ncclWindow_t theirs = peer_win[1 - c->rank];
+  assert_int_equal(ncclCommWindowDeregister(NULL, w), ncclInvalidArgument);
+  assert_int_equal(ncclCommWindowDeregister(comm, theirs), ncclInvalidArgument);
+  assert_true(has(comm, "handle, not one of"));
+  assert_int_equal(ncclCommWindowDeregister(comm, bogus), ncclInvalidArgument);
+  assert_true(has(comm, "not a registered window"));
+  assert_int_equal(ncclWinGetUserPtr(NULL, w, &q), ncclInvalidArgument);
+  assert_int_equal(ncclWinGetUserPtr(comm, NULL, &q), ncclInvalidArgument);
+  assert_int_equal(ncclWinGetUserPtr(comm, w, NULL), ncclInvalidArgument);
+  assert_int_equal(ncclWinGetUserPtr(comm, theirs, &q), ncclInvalidArgument);
+  assert_true(has(comm, "not one of rank"));
+  /* Pointer getters (real NCCL: ncclInvalidArgument for ranks and offsets out of range). */
+  assert_int_equal(ncclGetLsaDevicePointer(w, 0, 0, NULL), ncclInvalidArgument);
+  assert_int_equal(ncclGetLsaDevicePointer(NULL, 0, 0, &p), ncclInvalidArgument);
+  assert_null(p);
+  assert_int_equal(ncclGetLsaDevicePointer(bogus, 0, 0, &p), ncclInvalidArgument);
+  assert_int_equal(ncclGetLsaDevicePointer(w, 4096, 0, &p), ncclInvalidArgument);
+  assert_int_equal(ncclGetLsaDevicePointer(w, 0, -1, &p), ncclInvalidArgument);
+  assert_int_equal(ncclGetLsaDevicePointer(w, 0, 2, &p), ncclInvalidArgument);
+  assert_int_equal(ncclGetPeerDevicePointer(w, 0, -1, &p), ncclInvalidArgument);
+  assert_int_equal(ncclGetPeerDevicePointer(w, 0, 2, &p), ncclInvalidArgument);
+  assert_int_equal(ncclGetPeerDevicePointer(w, 4096, 1, &p), ncclInvalidArgument);
+  assert_int_equal(ncclGetLsaDevicePointer(w, 0, 1 - c->rank, &q), ncclSuccess);
+  assert_int_equal(ncclGetPeerDevicePointer(w, 64, 1 - c->rank, &p), ncclSuccess);
+  assert_ptr_equal(p, (char *)q + 64);
+  assert_int_equal(ncclGetLsaMultimemDevicePointer(w, 0, NULL), ncclInvalidArgument);
+  assert_int_equal(ncclGetLsaMultimemDevicePointer(w, 4096, &p), ncclInvalidArgument);
+  p = (void *)1;
+  assert_int_equal(ncclGetLsaMultimemDevicePointer(w, 4095, &p), ncclSuccess);
+  assert_null(p); /* no multicast */
+  pthread_barrier_wait(&bar);
+  assert_int_equal(ncclCommWindowDeregister(comm, w), ncclSuccess);
+  ncclMemFree(mem);
+}
+
+static void test_window_handle_args(void **state) {
+  pthread_barrier_init(&bar, NULL, 2);
+  assert_int_equal(run_ranks(2, handle_args_fn, NULL), 0);
+  pthread_barrier_destroy(&bar);
+}
+
+/* Enqueue-time errors of ncclPutSignal, ncclSignal and ncclWaitSignal. */
+static void rma_args_fn(rank_ctx *c) {
+  ncclComm_t comm = c->comm;
+  void *mem, *plain;
+  int junk;
+  ncclWindow_t w, wd;
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  assert_int_equal(ncclMemAlloc(&mem, 8192), ncclSuccess);
+  assert_int_equal(ncclMemAlloc(&plain, 4096), ncclSuccess);
+  /* The symmetric window is the middle of its allocation. */
+  assert_int_equal(ncclCommWindowRegister(comm, (char *)mem + 2048, 4096, &w, NCCL_WIN_COLL_SYMMETRIC),
+                   ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(comm, plain, 4096, &wd, NCCL_WIN_DEFAULT), ncclSuccess);
+  char *src = (char *)mem + 2048;
+  int peer = 1 - c->rank;
+  assert_int_equal(ncclPutSignal(src, 16, ncclInt8, peer, w, 0, 1, 0, 0, comm, s), ncclInvalidArgument);
+  assert_int_equal(ncclPutSignal(src, 16, ncclInt8, 2, w, 0, 0, 0, 0, comm, s), ncclInvalidArgument);
+  assert_int_equal(ncclPutSignal(src, 16, ncclInt8, peer, w, 0, 0, 0, 0, NULL, s), ncclInvalidArgument);
+  assert_int_equal(ncclPutSignal(src, 16, ncclInt8, peer, NULL, 0, 0, 0, 0, comm, s), ncclInvalidArgument);
+  assert_true(has(comm, "peerWin is NULL"));
+  assert_int_equal(ncclPutSignal(src, 16, (ncclDataType_t)99, peer, w, 0, 0, 0, 0, comm, s),
+                   ncclInvalidArgument);
+  /* The source must lie inside a symmetric window of the caller. */
+  assert_int_equal(ncclPutSignal(plain, 16, ncclInt8, peer, w, 0, 0, 0, 0, comm, s), ncclInvalidArgument);
+  assert_int_equal(ncclPutSignal(mem, 16, ncclInt8, peer, w, 0, 0, 0, 0, comm, s), ncclInvalidArgument);
+  assert_int_equal(ncclPutSignal(src + 4000, 128, ncclInt8, peer, w, 0, 0, 0, 0, comm, s),
+                   ncclInvalidArgument);
+  assert_true(has(comm, "NCCL_WIN_COLL_SYMMETRIC"));
+  /* A target that is no window at all: "does not exist in shadow pool". */
+  assert_int_equal(ncclPutSignal(src, 16, ncclInt8, peer, (ncclWindow_t)&junk, 0, 0, 0, 0, comm, s),
+                   ncclInternalError);
+  assert_true(has(comm, "shadow pool"));
+  /* Past the end of the target window (ncclsim checks this; NCCL does not). */
+  assert_int_equal(ncclPutSignal(src, 16, ncclInt8, peer, w, 4097, 0, 0, 0, comm, s), ncclInvalidArgument);
+  assert_int_equal(ncclPutSignal(src, 128, ncclInt8, peer, w, 4000, 0, 0, 0, comm, s), ncclInvalidArgument);
+  assert_true(has(comm, "run past the end"));
+  assert_int_equal(ncclSignal(peer, 0, 1, 0, comm, s), ncclInvalidArgument);
+  assert_int_equal(ncclSignal(peer, 0, 0, 1, comm, s), ncclInvalidArgument);
+  assert_int_equal(ncclSignal(-1, 0, 0, 0, comm, s), ncclInvalidArgument);
+  ncclWaitSignalDesc_t d = {1, peer, 0, 0};
+  assert_int_equal(ncclWaitSignal(1, &d, NULL, s), ncclInvalidArgument);
+  assert_int_equal(ncclWaitSignal(1, NULL, comm, s), ncclInvalidArgument);
+  assert_int_equal(ncclWaitSignal(0, &d, comm, s), ncclInvalidArgument);
+  ncclWaitSignalDesc_t bad[] = {{0, peer, 0, 0}, {1, peer, 1, 0}, {1, peer, 0, 1}, {1, -1, 0, 0},
+                                {1, 2, 0, 0}};
+  for (int i = 0; i < 5; i++) assert_int_equal(ncclWaitSignal(1, &bad[i], comm, s), ncclInvalidArgument);
+  assert_true(has(comm, "signalDescs[0].peer is 2"));
+  /* Nothing was enqueued: a zero-byte put is a bare signal, and the
+   * peer's wait for one signal completes. */
+  assert_int_equal(ncclPutSignal(src, 0, ncclInt8, peer, w, 4096, 0, 0, 0, comm, s), ncclSuccess);
+  assert_int_equal(ncclWaitSignal(1, &d, comm, s), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  /* Real NCCL: a put naming a deregistered window is ncclInternalError
+   * (its source still lies in a live symmetric window, w2). */
+  ncclWindow_t w2;
+  assert_int_equal(ncclCommWindowRegister(comm, src, 4096, &w2, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  assert_int_equal(ncclCommWindowDeregister(comm, w), ncclSuccess);
+  assert_int_equal(ncclPutSignal(src, 16, ncclInt8, peer, w, 0, 0, 0, 0, comm, s), ncclInternalError);
+  assert_true(has(comm, "was deregistered"));
+  assert_int_equal(ncclCommWindowDeregister(comm, w2), ncclSuccess);
+  assert_int_equal(ncclCommWindowDeregister(comm, wd), ncclSuccess);
+  ncclMemFree(mem);
+  ncclMemFree(plain);
+  cudaStreamDestroy(s);
+}
+
+static void test_rma_args(void **state) { assert_int_equal(run_ranks(2, rma_args_fn, NULL), 0); }
+
+/* On a node of one rank (ranksPerNode=1) the peer's window memory is not
+ * in the LSA team: its peer pointer is NULL, its LSA rank out of range.
+ * Without host RMA (hostRma=0) the host RMA calls are invalid usage. */
+static void test_other_node_no_host_rma(void **state) {
+  ncclComm_t comms[2];
+  void *mem[2], *p = (void *)1;
+  ncclWindow_t win[2];
+  cudaStream_t s;
+  ncclsimCommOptions_t o = NCCLSIM_COMM_OPTIONS_INIT;
+  o.ranksPerNode = 1;
+  o.hostRma = 0;
+  assert_int_equal(ncclsimSetCommOptions(&o), ncclSuccess);
+  assert_int_equal(ncclCommInitAll(comms, 2, NULL), ncclSuccess);
+  assert_int_equal(ncclsimSetCommOptions(NULL), ncclSuccess);
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclMemAlloc(&mem[r], 4096), ncclSuccess);
+    assert_int_equal(ncclCommWindowRegister(comms[r], mem[r], 4096, &win[r], NCCL_WIN_COLL_SYMMETRIC),
+                     ncclSuccess);
+  }
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  cudaSetDevice(0);
+  assert_int_equal(ncclGetPeerDevicePointer(win[0], 0, 1, &p), ncclSuccess);
+  assert_null(p);
+  assert_int_equal(ncclGetLsaDevicePointer(win[0], 0, 1, &p), ncclInvalidArgument);
+  assert_int_equal(ncclGetPeerDevicePointer(win[0], 8, 0, &p), ncclSuccess);
+  assert_ptr_equal(p, (char *)mem[0] + 8);
+  assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  assert_int_equal(ncclSignal(1, 0, 0, 0, comms[0], s), ncclInvalidUsage);
+  assert_true(has(comms[0], "hostRmaSupport is 0"));
+  assert_int_equal(ncclPutSignal(mem[0], 4, ncclInt8, 1, win[0], 0, 0, 0, 0, comms[0], s), ncclInvalidUsage);
+  ncclWaitSignalDesc_t d = {1, 1, 0, 0};
+  assert_int_equal(ncclWaitSignal(1, &d, comms[0], s), ncclInvalidUsage);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess); /* nothing was enqueued */
+  cudaStreamDestroy(s);
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclCommWindowDeregister(comms[r], win[r]), ncclSuccess);
+    assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+    ncclMemFree(mem[r]);
+  }
+}
+
+/* A wait on several peers that times out names what each still owes:
+ * surplus signals from peer 0 do not count for the missing ones of peer 2.
+ * The put and signal queued behind it in the group are still pending. */
+static void wait_diag_fn(rank_ctx *c) {
+  enum { ND = 16 };
+  cudaStream_t s;
+  void *mem;
+  ncclWindow_t w;
+  assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &w, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  if (c->rank == 0) {
+    assert_int_equal(ncclSignal(1, 0, 0, 0, c->comm, s), ncclSuccess);
+    assert_int_equal(ncclSignal(1, 0, 0, 0, c->comm, s), ncclSuccess);
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  }
+  pthread_barrier_wait(&bar);
+  if (c->rank == 1) {
+    ncclWaitSignalDesc_t d[ND];
+    d[0] = (ncclWaitSignalDesc_t){1, 0, 0, 0};
+    for (int i = 1; i < ND; i++) d[i] = (ncclWaitSignalDesc_t){1, 2, 0, 0};
+    ncclsimParamSet("TIMEOUT", "0.5");
+    assert_int_equal(ncclGroupStart(), ncclSuccess);
+    assert_int_equal(ncclWaitSignal(ND, d, c->comm, s), ncclSuccess);
+    assert_int_equal(ncclPutSignal(mem, 64, ncclInt8, 0, w, 0, 0, 0, 0, c->comm, s), ncclSuccess);
+    assert_int_equal(ncclSignal(2, 0, 0, 0, c->comm, s), ncclSuccess);
+    assert_int_equal(ncclGroupEnd(), ncclSuccess);
+    assert_int_equal(cudaStreamSynchronize(s), cudaErrorTimeout);
+    ncclsimParamSet("TIMEOUT", NULL);
+    const char *why = ncclGetLastError(c->comm);
+    assert_non_null(strstr(why, "ncclWaitSignal(nDesc=16) on rank 1"));
+    assert_non_null(strstr(why, "peer 0: 0 of 1 signal(s); peer 2: 1 of 1 signal(s);"));
+    ncclResult_t ae;
+    assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
+    assert_int_equal(ae, ncclTimeout);
+  }
+  pthread_barrier_wait(&bar);
+  assert_int_equal(ncclCommWindowDeregister(c->comm, w), ncclSuccess);
+  ncclMemFree(mem);
+  cudaStreamDestroy(s);
+}
+
+static void test_wait_diagnostic(void **state) {
+  pthread_barrier_init(&bar, NULL, 3);
+  assert_int_equal(run_ranks(3, wait_diag_fn, NULL), 0);
+  pthread_barrier_destroy(&bar);
+}
+
+/* A registration the other ranks never join times out naming them all;
+ * withdrawn, it did not happen, and the ranks still meet on the next one. */
+static void reg_timeout_fn(rank_ctx *c) {
+  void *mem;
+  ncclWindow_t w = (ncclWindow_t)1;
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  if (c->rank == 0) {
+    ncclsimParamSet("TIMEOUT", "0.5");
+    assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &w, 0), ncclTimeout);
+    ncclsimParamSet("TIMEOUT", NULL);
+    assert_null(w);
+    assert_true(has(c->comm, "rank(s) [1,2]"));
+  }
+  pthread_barrier_wait(&bar);
+  assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &w, 0), ncclSuccess);
+  assert_int_equal(ncclCommWindowDeregister(c->comm, w), ncclSuccess);
+  ncclMemFree(mem);
+}
+
+static void test_register_timeout(void **state) {
+  pthread_barrier_init(&bar, NULL, 3);
+  assert_int_equal(run_ranks(3, reg_timeout_fn, NULL), 0);
+  pthread_barrier_destroy(&bar);
+}
+
+/* Two registrations in one group that the peer never joins both time out
+ * at ncclGroupEnd; the ranks still meet on their next registration. */
+static void group_timeout_fn(rank_ctx *c) {
+  void *mem;
+  ncclWindow_t w1 = (ncclWindow_t)1, w2 = (ncclWindow_t)1, w;
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  if (c->rank == 0) {
+    ncclsimParamSet("TIMEOUT", "0.5");
+    assert_int_equal(ncclGroupStart(), ncclSuccess);
+    assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &w1, 0), ncclSuccess);
+    assert_int_equal(ncclCommWindowRegister(c->comm, mem, 2048, &w2, 0), ncclSuccess);
+    assert_int_equal(ncclGroupEnd(), ncclTimeout);
+    ncclsimParamSet("TIMEOUT", NULL);
+    assert_null(w1);
+    assert_null(w2);
+  }
+  pthread_barrier_wait(&bar);
+  assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &w, 0), ncclSuccess);
+  assert_int_equal(ncclCommWindowDeregister(c->comm, w), ncclSuccess);
+  ncclMemFree(mem);
+}
+
+static void test_group_register_timeout(void **state) {
+  pthread_barrier_init(&bar, NULL, 2);
+  assert_int_equal(run_ranks(2, group_timeout_fn, NULL), 0);
+  pthread_barrier_destroy(&bar);
+}
+
+/* ncclCommRevoke on one rank ends the other's blocked registration and
+ * signal wait with ncclRemoteError. */
+static void revoke_fn(rank_ctx *c) {
+  void *mem;
+  ncclWindow_t w = (ncclWindow_t)1;
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  pthread_barrier_wait(&bar);
+  if (c->rank == 0) {
+    sleep_ms(50); /* rank 1 is waiting by now (if not, it finds the revocation) */
+    assert_int_equal(ncclCommRevoke(c->comm, NCCL_REVOKE_DEFAULT), ncclSuccess);
+  } else {
+    ncclWaitSignalDesc_t d = {1, 0, 0, 0};
+    assert_int_equal(ncclWaitSignal(1, &d, c->comm, s), ncclSuccess);
+    assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &w, 0), ncclRemoteError);
+    assert_null(w);
+    assert_true(has(c->comm, "communicator aborted"));
+    assert_int_equal(cudaStreamSynchronize(s), cudaErrorLaunchFailure);
+    ncclResult_t ae;
+    assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
+    assert_int_equal(ae, ncclRemoteError);
+  }
+  ncclMemFree(mem);
+  cudaStreamDestroy(s);
+}
+
+static void test_revoke_ends_waits(void **state) {
+  pthread_barrier_init(&bar, NULL, 2);
+  assert_int_equal(run_ranks(2, revoke_fn, NULL), 0);
+  pthread_barrier_destroy(&bar);
+}
+
+/* A non-blocking pair of communicators, driven from this thread. */
+static void nb_pair(ncclComm_t comms[2]) {
+  ncclUniqueId id;
+  ncclResult_t ae;
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  assert_int_equal(ncclGetUniqueId(&id), ncclSuccess);
+  cudaSetDevice(0);
+  assert_int_equal(ncclCommInitRankConfig(&comms[0], 2, id, 0, &cfg), ncclInProgress);
+  cudaSetDevice(1);
+  assert_int_equal(ncclCommInitRankConfig(&comms[1], 2, id, 1, &cfg), ncclSuccess);
+  assert_int_equal(ncclCommGetAsyncError(comms[0], &ae), ncclSuccess);
+  assert_int_equal(ae, ncclSuccess);
+}
+
+static ncclResult_t async_error(ncclComm_t comm) {
+  ncclResult_t ae = ncclInternalError;
+  assert_int_equal(ncclCommGetAsyncError(comm, &ae), ncclSuccess);
+  return ae;
+}
+
+/* Non-blocking: rank 0 has two registrations open when the first fails
+ * (unequal sizes); its async error reports the failure at once, and the
+ * second still completes when rank 1 joins it. */
+static void test_nb_failed_round(void **state) {
+  ncclComm_t comms[2];
+  void *a[2], *b[2], *p;
+  ncclWindow_t wa[2] = {NULL, NULL}, wb[2] = {NULL, NULL};
+  nb_pair(comms);
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclMemAlloc(&a[r], 8192), ncclSuccess);
+    assert_int_equal(ncclMemAlloc(&b[r], 4096), ncclSuccess);
+  }
+  cudaSetDevice(0);
+  assert_int_equal(ncclCommWindowRegister(comms[0], a[0], 4096, &wa[0], 0), ncclInProgress);
+  assert_int_equal(ncclCommWindowRegister(comms[0], b[0], 4096, &wb[0], 0), ncclInProgress);
+  assert_int_equal(async_error(comms[0]), ncclInProgress);
+  cudaSetDevice(1);
+  assert_int_equal(ncclCommWindowRegister(comms[1], a[1], 8192, &wa[1], 0), ncclInProgress);
+  assert_null(wa[1]);
+  assert_int_equal(async_error(comms[1]), ncclInvalidUsage);
+  assert_int_equal(async_error(comms[0]), ncclInvalidUsage);
+  assert_null(wa[0]);
+  assert_null(wb[0]);
+  cudaSetDevice(0); /* a third one, still open when the second completes */
+  assert_int_equal(ncclCommWindowRegister(comms[0], a[0], 2048, &wa[0], 0), ncclInProgress);
+  cudaSetDevice(1);
+  assert_int_equal(ncclCommWindowRegister(comms[1], b[1], 4096, &wb[1], 0), ncclSuccess);
+  assert_non_null(wb[0]);
+  assert_non_null(wb[1]);
+  assert_int_equal(ncclWinGetUserPtr(comms[0], wb[0], &p), ncclSuccess);
+  assert_ptr_equal(p, b[0]);
+  assert_null(wa[0]);
+  assert_int_equal(ncclCommWindowRegister(comms[1], a[1], 2048, &wa[1], 0), ncclSuccess);
+  assert_non_null(wa[0]);
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclCommWindowDeregister(comms[r], wa[r]), ncclSuccess);
+    assert_int_equal(ncclCommWindowDeregister(comms[r], wb[r]), ncclSuccess);
+    assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+    ncclMemFree(a[r]);
+    ncclMemFree(b[r]);
+  }
+}
+
+/* Non-blocking: a registration the peer never joins reads ncclInProgress
+ * until NCCLSIM_TIMEOUT, then ncclTimeout naming the missing rank. */
+static void test_nb_timeout(void **state) {
+  ncclComm_t comms[2];
+  void *mem;
+  ncclWindow_t w = NULL;
+  nb_pair(comms);
+  cudaSetDevice(0);
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  ncclsimParamSet("TIMEOUT", "0.3");
+  assert_int_equal(ncclCommWindowRegister(comms[0], mem, 4096, &w, 0), ncclInProgress);
+  ncclsimParamSet("TIMEOUT", NULL);
+  ncclResult_t ae = ncclInProgress;
+  for (int i = 0; i < 3000 && ae == ncclInProgress; i++) {
+    ae = async_error(comms[0]);
+    if (ae == ncclInProgress) sleep_ms(10);
+  }
+  assert_int_equal(ae, ncclTimeout);
+  assert_true(has(comms[0], "waited NCCLSIM_TIMEOUT for rank(s) [1]"));
+  assert_null(w);
+  /* Withdrawn, it did not happen: both ranks meet on the next one. */
+  void *mem1;
+  ncclWindow_t w1 = NULL;
+  assert_int_equal(ncclCommWindowRegister(comms[0], mem, 4096, &w, 0), ncclInProgress);
+  cudaSetDevice(1);
+  assert_int_equal(ncclMemAlloc(&mem1, 4096), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(comms[1], mem1, 4096, &w1, 0), ncclSuccess);
+  assert_non_null(w);
+  assert_non_null(w1);
+  for (int r = 0; r < 2; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+  ncclMemFree(mem);
+  ncclMemFree(mem1);
+}
+
+/* Non-blocking: out of memory while posting a registration fails it at
+ * once, leaves no registration in progress, and consumes no round. */
+static void test_nb_out_of_memory(void **state) {
+  ncclComm_t comms[2];
+  void *mem[2];
+  ncclWindow_t w[2] = {NULL, NULL};
+  nb_pair(comms);
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclMemAlloc(&mem[r], 4096), ncclSuccess);
+  }
+  cudaSetDevice(0);
+  ncclsimAllocFailAfter(1);
+  assert_int_equal(ncclCommWindowRegister(comms[0], mem[0], 4096, &w[0], 0), ncclSystemError);
+  ncclsimAllocFailAfter(0);
+  assert_null(w[0]);
+  assert_int_equal(async_error(comms[0]), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(comms[0], mem[0], 4096, &w[0], 0), ncclInProgress);
+  cudaSetDevice(1);
+  assert_int_equal(ncclCommWindowRegister(comms[1], mem[1], 4096, &w[1], 0), ncclSuccess);
+  assert_int_equal(async_error(comms[0]), ncclSuccess);
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    assert_non_null(w[r]);
+    assert_int_equal(ncclCommWindowDeregister(comms[r], w[r]), ncclSuccess);
+    assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+    ncclMemFree(mem[r]);
+  }
+}
+
+/* Out of memory in window registration: each injected failure either
+ * fails the call (ncclSystemError, no window, nothing counted) or, when it
+ * hits the growth of the device window table, leaves a working window
+ * that the table lacks. Out of memory remembering a deregistered handle
+ * makes a second deregistration read as "not a window". */
+static void test_window_out_of_memory(void **state) {
+  enum { NW = 32 };
+  ncclComm_t comm;
+  void *mem;
+  ncclWindow_t w[NW], extra;
+  ncclDevComm dc;
+  ncclDevCommRequirements_t req = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
+  cudaSetDevice(0);
+  assert_int_equal(ncclCommInitAll(&comm, 1, NULL), ncclSuccess);
+  assert_int_equal(ncclDevCommCreate(comm, &req, &dc), ncclSuccess);
+  assert_int_equal(ncclMemAlloc(&mem, NW * 64 + 64), ncclSuccess);
+  for (int i = 0; i < NW; i++) /* fill the first block of the table */
+    assert_int_equal(ncclCommWindowRegister(comm, (char *)mem + i * 64, 64, &w[i], 0), ncclSuccess);
+  uint64_t base = mem_total(comm);
+  bool absorbed = false;
+  for (uint64_t n = 1; n < 1000; n++) {
+    ncclsimAllocFailAfter(n);
+    ncclResult_t res = ncclCommWindowRegister(comm, (char *)mem + NW * 64, 64, &extra, 0);
+    uint64_t made = ncclsimAllocFailAfter(0);
+    if (res != ncclSuccess) {
+      assert_int_equal(res, ncclSystemError);
+      assert_null(extra);
+      assert_int_equal(mem_total(comm), base);
+      continue;
+    }
+    assert_non_null(extra);
+    assert_int_equal(mem_total(comm), base + 64);
+    absorbed |= made >= n;
+    assert_true(in_table(&dc, extra, (char *)mem + NW * 64) == (made < n));
+    assert_int_equal(ncclCommWindowDeregister(comm, extra), ncclSuccess);
+    if (made < n) break; /* no failure was injected: every allocation was tried */
+  }
+  assert_true(absorbed);
+  ncclsimAllocFailAfter(1);
+  assert_int_equal(ncclCommWindowDeregister(comm, w[0]), ncclSuccess);
+  ncclsimAllocFailAfter(0);
+  assert_int_equal(ncclCommWindowDeregister(comm, w[0]), ncclInvalidArgument);
+  assert_true(has(comm, "not a registered window"));
+  for (int i = 1; i < NW; i++) assert_int_equal(ncclCommWindowDeregister(comm, w[i]), ncclSuccess);
+  assert_int_equal(ncclDevCommDestroy(comm, &dc), ncclSuccess);
+  assert_int_equal(ncclCommDestroy(comm), ncclSuccess);
+  ncclMemFree(mem);
+}
+
+/* Out of memory enqueuing a put, a signal, a wait, a buffer registration,
+ * a send: ncclSystemError, and nothing is left half done (the put's
+ * window reference is dropped: the communicator still tears down clean). */
+static void test_enqueue_out_of_memory(void **state) {
+  ncclComm_t comm;
+  void *mem, *h;
+  ncclWindow_t w;
+  cudaStream_t s;
+  cudaSetDevice(0);
+  assert_int_equal(ncclCommInitAll(&comm, 1, NULL), ncclSuccess);
+  assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(comm, mem, 4096, &w, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  uint64_t base = mem_total(comm);
+  ncclWaitSignalDesc_t d = {1, 0, 0, 0};
+  ncclsimAllocFailAfter(1);
+  assert_int_equal(ncclPutSignal(mem, 16, ncclInt8, 0, w, 0, 0, 0, 0, comm, s), ncclSystemError);
+  ncclsimAllocFailAfter(1);
+  assert_int_equal(ncclSignal(0, 0, 0, 0, comm, s), ncclSystemError);
+  ncclsimAllocFailAfter(1);
+  assert_int_equal(ncclWaitSignal(1, &d, comm, s), ncclSystemError);
+  ncclsimAllocFailAfter(1);
+  assert_int_equal(ncclCommRegister(comm, mem, 4096, &h), ncclSystemError);
+  ncclsimAllocFailAfter(1);
+  assert_int_equal(ncclSend(mem, 16, ncclInt8, 0, comm, s), ncclSystemError);
+  ncclsimAllocFailAfter(0);
+  assert_int_equal(mem_total(comm), base);
+  /* None of them was enqueued: one put, one wait for its one signal. */
+  assert_int_equal(ncclPutSignal(mem, 16, ncclInt8, 0, w, 64, 0, 0, 0, comm, s), ncclSuccess);
+  assert_int_equal(ncclWaitSignal(1, &d, comm, s), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  assert_int_equal(ncclCommWindowDeregister(comm, w), ncclSuccess);
+  assert_int_equal(ncclCommDestroy(comm), ncclSuccess);
+  cudaStreamDestroy(s);
+  ncclMemFree(mem);
+}
+
+/* Many unequal sizes: the diagnostic is cut short, not overrun. */
+static void many_unequal_fn(rank_ctx *c) {
+  void *mem;
+  ncclWindow_t w;
+  size_t bytes = 4096 + (size_t)c->rank * 8;
+  assert_int_equal(ncclMemAlloc(&mem, bytes), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(c->comm, mem, bytes, &w, 0), ncclInvalidUsage);
+  const char *why = ncclGetLastError(c->comm);
+  assert_true(strlen(why) < 384 + 16);
+  assert_non_null(strstr(why, "rank 0: 4096, rank 1: 4104"));
+  assert_non_null(strstr(why, "rank 18: 4240 bytes)"));
+  assert_null(strstr(why, ", rank 19"));
+  ncclMemFree(mem);
+}
+
+static void test_many_unequal_sizes(void **state) {
+  assert_int_equal(run_ranks(20, many_unequal_fn, NULL), 0);
+}
+
+/* A send/recv pair of equal counts but different datatypes fails both. */
+static void dtype_mismatch_fn(rank_ctx *c) {
+  void *b;
+  assert_int_equal(cudaMalloc(&b, 64), cudaSuccess);
+  if (c->rank == 0) assert_int_equal(ncclSend(b, 4, ncclInt32, 1, c->comm, 0), ncclSuccess);
+  else assert_int_equal(ncclRecv(b, 4, ncclFloat32, 0, c->comm, 0), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(0), cudaErrorLaunchFailure);
+  assert_int_equal(async_error(c->comm), ncclInvalidUsage);
+  assert_true(has(c->comm, "mismatched point-to-point pair"));
+  cudaFree(b);
+}
+
+static void test_p2p_dtype_mismatch(void **state) {
+  assert_int_equal(run_ranks(2, dtype_mismatch_fn, NULL), 0);
+}
+
+/* Non-blocking: a rank destroyed with a registration in progress leaves
+ * its round; the peer joining later stays in progress, and is destroyed
+ * clean too. */
+static void test_nb_destroy_in_progress(void **state) {
+  ncclComm_t comms[2];
+  void *mem[2];
+  ncclWindow_t w[2] = {NULL, NULL};
+  nb_pair(comms);
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclMemAlloc(&mem[r], 4096), ncclSuccess);
+  }
+  cudaSetDevice(0);
+  assert_int_equal(ncclCommWindowRegister(comms[0], mem[0], 4096, &w[0], 0), ncclInProgress);
+  assert_int_equal(ncclCommDestroy(comms[0]), ncclSuccess);
+  cudaSetDevice(1);
+  assert_int_equal(ncclCommWindowRegister(comms[1], mem[1], 4096, &w[1], 0), ncclInProgress);
+  assert_int_equal(async_error(comms[1]), ncclInProgress);
+  assert_null(w[1]);
+  assert_int_equal(ncclCommDestroy(comms[1]), ncclSuccess);
+  for (int r = 0; r < 2; r++) ncclMemFree(mem[r]);
+}
+
+/* Out of memory inside a group: a blocking registration that cannot be
+ * deferred to ncclGroupEnd fails with ncclSystemError and leaves no window
+ * behind; every other outcome is a working window. */
+static void test_group_register_out_of_memory(void **state) {
+  ncclComm_t comm;
+  void *mem;
+  cudaSetDevice(0);
+  assert_int_equal(ncclCommInitAll(&comm, 1, NULL), ncclSuccess);
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  uint64_t base = mem_total(comm);
+  int failed = 0;
+  for (uint64_t n = 1; n < 1000; n++) {
+    ncclWindow_t w = NULL;
+    assert_int_equal(ncclGroupStart(), ncclSuccess);
+    ncclsimAllocFailAfter(n);
+    ncclResult_t res = ncclCommWindowRegister(comm, mem, 4096, &w, 0);
+    uint64_t made = ncclsimAllocFailAfter(0);
+    ncclResult_t end = ncclGroupEnd();
+    if (res != ncclSuccess || end != ncclSuccess) {
+      failed++;
+      assert_int_equal(res == ncclSuccess ? end : res, ncclSystemError);
+      assert_null(w);
+      assert_int_equal(mem_total(comm), base);
+      continue;
+    }
+    assert_non_null(w);
+    assert_int_equal(ncclCommWindowDeregister(comm, w), ncclSuccess);
+    if (made < n) break; /* every allocation was tried */
+  }
+  assert_true(failed > 0);
+  assert_int_equal(ncclCommDestroy(comm), ncclSuccess);
+  ncclMemFree(mem);
+}
+
+/* Out of memory setting up a communicator's window and point-to-point
+ * state: init fails with ncclSystemError, and succeeds once memory is
+ * there. */
+static void test_init_out_of_memory(void **state) {
+  int failed = 0;
+  cudaSetDevice(0);
+  for (uint64_t n = 1; n < 1000; n++) {
+    ncclComm_t comm = NULL;
+    ncclsimAllocFailAfter(n);
+    ncclResult_t res = ncclCommInitAll(&comm, 1, NULL);
+    uint64_t made = ncclsimAllocFailAfter(0);
+    if (res != ncclSuccess) {
+      failed++;
+      assert_int_equal(res, ncclSystemError);
+      continue;
+    }
+    assert_int_equal(ncclCommDestroy(comm), ncclSuccess);
+    if (made < n) break;
+  }
+  assert_true(failed > 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_overlapping),
@@ -216,6 +951,26 @@ int main(void) {
       cmocka_unit_test(test_unequal_sizes),
       cmocka_unit_test(test_counting_and_timeout),
       cmocka_unit_test(test_window_in_dev_table),
+      cmocka_unit_test(test_register_window_args),
+      cmocka_unit_test(test_no_windows),
+      cmocka_unit_test(test_register_buffer_args),
+      cmocka_unit_test(test_window_handle_args),
+      cmocka_unit_test(test_rma_args),
+      cmocka_unit_test(test_other_node_no_host_rma),
+      cmocka_unit_test(test_wait_diagnostic),
+      cmocka_unit_test(test_register_timeout),
+      cmocka_unit_test(test_group_register_timeout),
+      cmocka_unit_test(test_revoke_ends_waits),
+      cmocka_unit_test(test_nb_failed_round),
+      cmocka_unit_test(test_nb_timeout),
+      cmocka_unit_test(test_nb_out_of_memory),
+      cmocka_unit_test(test_window_out_of_memory),
+      cmocka_unit_test(test_enqueue_out_of_memory),
+      cmocka_unit_test(test_many_unequal_sizes),
+      cmocka_unit_test(test_p2p_dtype_mismatch),
+      cmocka_unit_test(test_nb_destroy_in_progress),
+      cmocka_unit_test(test_group_register_out_of_memory),
+      cmocka_unit_test(test_init_out_of_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "config.h"
 #include "../sim.h"
 #include "../transport.h"
 
@@ -72,7 +73,7 @@ fail:
 
 static void p2p_clique_fini(sim_clique *c) {
   p2p_state *st = c->area[SIM_AREA_P2P];
-  if (!st) return;
+  if (NEVER(!st)) return; /* only areas whose init succeeded are finalised */
   for (int r = 0; r < st->nranks; r++) {
     pthread_mutex_destroy(&st->mb[r].lock);
     sim_free(st->mb[r].sends);

@@ -81,9 +81,8 @@ static ncclResult_t task_post(sim_task *base) {
   switch (t->kind) {
     case RMA_PUT: return put_post(t);
     case RMA_SIGNAL: emit(base->comm->clique, t->peer, base->comm->rank); return ncclSuccess;
-    case RMA_WAIT: return wait_post(t);
+    default: return wait_post(t); /* RMA_WAIT: rma_task_new makes only these three */
   }
-  return ncclInternalError;
 }
 
 static bool arrived(void *arg) {

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "rma_internal.h"
 #include "../dev/dev_internal.h"
 
@@ -44,7 +45,7 @@ static void glink(struct ncclWindow_vidmem *w) {
 static void gunlink(struct ncclWindow_vidmem *w) {
   pthread_mutex_lock(&glock);
   if (w->gprev) w->gprev->gnext = w->gnext;
-  else if (glive == w) glive = w->gnext;
+  else if (ALWAYS(glive == w)) glive = w->gnext;
   if (w->gnext) w->gnext->gprev = w->gprev;
   w->gnext = w->gprev = NULL;
   pthread_mutex_unlock(&glock);
@@ -168,7 +169,7 @@ static void round_complete(sim_clique *c, rma_state *st, rma_round *r) {
                                   "ncclCommWindowRegister: the ranks registered windows of unequal sizes (");
     for (int i = 0; i < n && len < sizeof r->diag - 40; i++)
       len += (size_t)snprintf(r->diag + len, sizeof r->diag - len, "%srank %d: %zu", i ? ", " : "", i, r->size[i]);
-    if (len < sizeof r->diag)
+    if (ALWAYS(len < sizeof r->diag)) /* an entry is < 40 characters */
       snprintf(r->diag + len, sizeof r->diag - len,
                " bytes); a collective window has one size on every rank (ncclsim checks this)");
   } else {
@@ -306,8 +307,10 @@ static ncclResult_t await(ncclComm_t comm, rma_round *r, ncclWindow_t *win) {
     r->arrived--;
     /* Withdrawn, the registration did not happen: the rank's next one
      * joins this round again, so that a peer that failed before arriving
-     * (out of memory) still meets it there. */
-    if (st->rank[comm->rank].win_rounds == r->seq + 1) st->rank[comm->rank].win_rounds--;
+     * (out of memory) still meets it there. Its later rounds of the same
+     * group are awaited (and withdrawn) next, before it can register again:
+     * rewinding past them keeps it in step with its peers. */
+    if (st->rank[comm->rank].win_rounds > r->seq) st->rank[comm->rank].win_rounds = r->seq;
     res = rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
     SIM_WARN(SIM_RMA, "ncclCommWindowRegister: rank %d waited for rank(s) [%s] to register the window too (%s)",
              comm->rank, missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "communicator aborted");
@@ -330,13 +333,14 @@ typedef struct {
 
 static ncclResult_t reg_job_run(sim_group_job *job) {
   reg_job *j = (reg_job *)job;
-  if (!j->r) return ncclSuccess; /* completed when posted: *win is set */
+  if (NEVER(!j->r)) return ncclSuccess; /* a blocking arrival is a waiter: its round stays */
   return await(j->comm, j->r, j->win);
 }
 static void reg_job_free(sim_group_job *job) { sim_free(job); }
 
 ncclResult_t sim_rma_poll(ncclComm_t comm) {
-  if (!comm || comm->magic != SIM_COMM_MAGIC || !comm->clique) return ncclSuccess;
+  /* Called by sim_comm_poll only, with a live communicator of a clique. */
+  if (NEVER(!comm || comm->magic != SIM_COMM_MAGIC || !comm->clique)) return ncclSuccess;
   rma_state *st = rma_of(comm);
   rma_rank *rk = &st->rank[comm->rank];
   pthread_mutex_lock(&rk->lock);
@@ -353,6 +357,9 @@ ncclResult_t sim_rma_poll(ncclComm_t comm) {
     r->present[comm->rank] = false;
     r->slot[comm->rank] = NULL;
     r->arrived--;
+    /* As in await(); the rounds are listed newest first, so the newest
+     * open one rewinds first and older ones expiring with it follow. */
+    if (rk->win_rounds == r->seq + 1) rk->win_rounds--;
     pthread_mutex_lock(&rk->lock);
     nb_settle(comm, rk, ncclTimeout);
     pthread_mutex_unlock(&rk->lock);
@@ -669,7 +676,7 @@ static ncclResult_t rma_clique_init(sim_clique *c) {
 
 static void rma_clique_fini(sim_clique *c) {
   rma_state *st = c->area[SIM_AREA_RMA];
-  if (!st) return;
+  if (NEVER(!st)) return; /* only areas whose init succeeded are finalised */
   while (st->rounds) {
     rma_round *r = st->rounds;
     st->rounds = r->next;
@@ -685,12 +692,12 @@ static void rma_clique_fini(sim_clique *c) {
 
 void rma_comm_fini(ncclComm_t comm) {
   rma_state *st = rma_of(comm);
-  if (!st) return;
+  if (NEVER(!st)) return; /* a comm has a clique only once every area is set up */
   rma_rank *rk = &st->rank[comm->rank];
   /* Leave open rounds, so that no completion writes to this rank. */
   pthread_mutex_lock(&st->lock);
   for (rma_round *r = st->rounds; r; r = r->next)
-    if (r->present[comm->rank] && !r->done) {
+    if (r->present[comm->rank] && ALWAYS(!r->done)) { /* done rounds leave the list */
       r->present[comm->rank] = false;
       r->slot[comm->rank] = NULL;
       r->arrived--;
