@@ -116,12 +116,18 @@ static double eps_of(ncclDataType_t dt) {
   }
 }
 
-/* Input element i of rank r: exact in every dtype, never zero. */
-static double value(ncclDataType_t dt, int r, size_t i) {
+/* Input element i of rank r: exact in every dtype, never zero. Over the
+ * ranks k steps by 3 mod 8, visiting all 8 entries in a fixed cyclic order.
+ * A float product uses `fp`, whose entries multiply to 1 over a cycle and
+ * whose partial products in rank order stay within [1/4, 4]: with `fl`
+ * (2.25 per cycle) float16 overflowed past 112 ranks, and the result then
+ * depends on the order of the reduction. */
+static double value(ncclDataType_t dt, int op_class, int r, size_t i) {
   static const double fl[8] = {-2, -1.5, -1, -0.5, 0.5, 1, 1.5, 2};
+  static const double fp[8] = {-2, -1, -0.5, 0.5, 1, 2, -1, 1};
   static const double si[8] = {-4, -3, -2, -1, 1, 2, 3, 4};
   unsigned k = (unsigned)((i * 5 + (size_t)r * 3 + i / 11) % 8);
-  if (is_float(dt)) return fl[k];
+  if (is_float(dt)) return op_class == ncclProd ? fp[k] : fl[k];
   if (dt == ncclUint8 || dt == ncclUint32 || dt == ncclUint64) return k + 1;
   return si[k];
 }
@@ -138,7 +144,7 @@ static double wrap(ncclDataType_t dt, double v) {
   }
 }
 
-/* Reduction over ranks of value(dt, r, idx); *mag gets the magnitude the
+/* Reduction over ranks of value(dt, op, r, idx); *mag gets the magnitude the
  * tolerance scales with. */
 static double reference(const coll_run *run, int nranks, size_t idx, double *mag) {
   ncclDataType_t dt = run->dt;
@@ -146,7 +152,7 @@ static double reference(const coll_run *run, int nranks, size_t idx, double *mag
   int64_t iacc = 0;
   uint64_t uacc = 1;
   for (int r = 0; r < nranks; r++) {
-    double v = value(dt, r, idx);
+    double v = value(dt, run->op_class, r, idx);
     switch (run->op_class) {
     case ncclProd:
       acc = r ? acc * v : v;
@@ -182,11 +188,11 @@ size_t coll_compare(const coll_run *run, int n, int me, const void *out, size_t 
     case K_ALLREDUCE:
     case K_REDUCE: want = reference(run, n, j, &mag); break;
     case K_REDUCESCATTER: want = reference(run, n, (size_t)me * c + j, &mag); break;
-    case K_BROADCAST: want = value(run->dt, root, j); break;
+    case K_BROADCAST: want = value(run->dt, run->op_class, root, j); break;
     case K_ALLGATHER:
-    case K_GATHER: want = value(run->dt, (int)b, jj); break;
-    case K_ALLTOALL: want = value(run->dt, (int)b, (size_t)me * c + jj); break;
-    default: want = value(run->dt, root, (size_t)me * c + j); break;
+    case K_GATHER: want = value(run->dt, run->op_class, (int)b, jj); break;
+    case K_ALLTOALL: want = value(run->dt, run->op_class, (int)b, (size_t)me * c + jj); break;
+    default: want = value(run->dt, run->op_class, root, (size_t)me * c + j); break;
     }
     double tol = (n + 1) * eps * mag;
     if (!(dabs(got - want) <= tol)) {
@@ -261,7 +267,7 @@ bool coll_check(case_ctx_t *ctx, n4c_comm_t *comm, cudaStream_t stream, const co
   case K_SCATTER: inplace = inplace && me == root; break;
   default: break;
   }
-  for (size_t i = 0; i < scount; i++) coll_encode(run->dt, value(run->dt, me, i), hs + i * es);
+  for (size_t i = 0; i < scount; i++) coll_encode(run->dt, value(run->dt, run->op_class, me, i), hs + i * es);
   memset(h, 0xff, cap); /* poison: NaN or -1 */
   if (inplace) memcpy(h + inoff * es, hs, scount * es);
   if ((e = cudaMemcpy(drecv, h, cap, cudaMemcpyHostToDevice)) == cudaSuccess && !inplace)
