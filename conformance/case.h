@@ -122,7 +122,7 @@ bool ctx_barrier(case_ctx_t *ctx);
  * holds all_bytes >= nranks * len (else the case is wrong: abort). Size it
  * by nranks (ctx_host_malloc): a fixed array that fits 8 ranks overflows at
  * 256. */
-#define CTX_XCHG_MAX 1024
+#define CTX_XCHG_MAX 2048 /* bytes: a uint64_t per peer at 256 ranks */
 bool ctx_allgather(case_ctx_t *ctx, const void *mine, size_t len, void *all, size_t all_bytes);
 bool ctx_bcast(case_ctx_t *ctx, void *buf, size_t len, int root);
 /* A fresh unique id from rank 0, for a second communicator in one case. */

@@ -398,15 +398,18 @@ void case_SIG_STRESS(case_ctx_t *ctx)
   int n = ctx->nranks;
   size_t region = (size_t)n * SLOTS * SLOT_BYTES;
   struct sig_env e;
-  uint64_t sent[16], all[16 * 16], left[16];
   unsigned seed = 12345u + (unsigned)ctx->rank * 7919u;
 
-  if (n < 2 || n > 16)
-    CASE_SKIP(ctx, "runs at 2..16 ranks, not %d", n);
+  /* Each rank's counts to every peer go through one exchange slot. */
+  if (n < 2 || (size_t)n * sizeof(uint64_t) > CTX_XCHG_MAX)
+    CASE_SKIP(ctx, "runs at 2..%zu ranks, not %d", CTX_XCHG_MAX / sizeof(uint64_t), n);
   if (!sig_setup(ctx, &e, 2 * region))
     return;
   unsigned char *host = ctx_host_malloc(ctx, 2 * region);
-  CASE_CHECK(ctx, host, "no memory");
+  uint64_t *sent = ctx_host_malloc(ctx, (size_t)n * sizeof *sent);
+  uint64_t *left = ctx_host_malloc(ctx, (size_t)n * sizeof *left);
+  uint64_t *all = ctx_host_malloc(ctx, (size_t)n * (size_t)n * sizeof *all);
+  CASE_CHECK(ctx, host && sent && left && all, "no memory");
   for (int t = 0; t < n; t++)
     for (int k = 0; k < SLOTS; k++)
       for (int i = 0; i < SLOT_BYTES; i++)
@@ -415,7 +418,7 @@ void case_SIG_STRESS(case_ctx_t *ctx)
   CASE_CUDA_OK(ctx, cudaMemcpy(e.mem, host, 2 * region, cudaMemcpyHostToDevice));
   if (!ctx_barrier(ctx))
     return;
-  memset(sent, 0, sizeof sent);
+  memset(sent, 0, (size_t)n * sizeof *sent);
   long mine = total / n + (ctx->rank < total % n);
   for (long i = 0; i < mine; i++) {
     int t = (int)(rand_r(&seed) % (unsigned)(n - 1));
@@ -432,7 +435,7 @@ void case_SIG_STRESS(case_ctx_t *ctx)
     }
     sent[t]++;
   }
-  if (!ctx_allgather(ctx, sent, (size_t)n * sizeof sent[0], all, sizeof all))
+  if (!ctx_allgather(ctx, sent, (size_t)n * sizeof sent[0], all, (size_t)n * (size_t)n * sizeof *all))
     return;
   /* Wait for what each peer sent me, in random chunks, peers interleaved. */
   int live = 0;
