@@ -52,6 +52,7 @@ if test "${N4C_VALGRIND:-0}" = 1; then
   vg="valgrind -q --error-exitcode=99 --leak-check=full"
   vg="$vg --errors-for-leak-kinds=definite --show-leak-kinds=definite"
   vg="$vg --child-silent-after-fork=no --trace-children=no"
+  vg="$vg --max-threads=4096" # tests/sim_scale: 256 ranks, a worker each
   lt=./libtool
   test -x "$lt" || lt=libtool
   N4C_TEST_WRAPPER="$lt --mode=execute $vg"
