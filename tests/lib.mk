@@ -35,7 +35,7 @@ LIB_TEST_MOCK = tests/lib_mock.c tests/lib_mock.h
 
 if HAVE_CMOCKA
 LIB_TESTS = tests/lib_errors.tap tests/lib_comm.tap tests/lib_p2p.tap \
-	tests/lib_resource.tap tests/lib_alloc.tap tests/lib_rma.tap
+	tests/lib_resource.tap tests/lib_alloc.tap tests/lib_rma.tap tests/lib_fail.tap
 if HAVE_DLPACK
 LIB_TESTS += tests/lib_dlpack.tap
 endif
@@ -77,6 +77,17 @@ tests_lib_rma_tap_LDFLAGS = $(LIB_TEST_LDF) \
 	-Wl,--wrap=ncclGetPeerDevicePointer -Wl,--wrap=ncclGetLsaMultimemDevicePointer \
 	-Wl,--wrap=ncclSignal -Wl,--wrap=ncclWaitSignal -Wl,--wrap=ncclPutSignal
 tests_lib_rma_tap_LDADD = $(LIB_TEST_LINK)
+
+tests_lib_fail_tap_SOURCES = tests/lib_fail.c $(LIB_TEST_MOCK)
+tests_lib_fail_tap_CFLAGS = $(LIB_TEST_CF)
+tests_lib_fail_tap_LDFLAGS = $(LIB_TEST_LDF) \
+	-Wl,--wrap=ncclAllReduce -Wl,--wrap=ncclBroadcast -Wl,--wrap=ncclReduce \
+	-Wl,--wrap=ncclAllGather -Wl,--wrap=ncclReduceScatter -Wl,--wrap=ncclAlltoAll \
+	-Wl,--wrap=ncclGather -Wl,--wrap=ncclScatter \
+	-Wl,--wrap=ncclRedOpCreatePreMulSum -Wl,--wrap=ncclRedOpDestroy \
+	-Wl,--wrap=ncclMemAlloc -Wl,--wrap=ncclMemFree \
+	-Wl,--wrap=ncclDevCommCreate -Wl,--wrap=ncclDevCommDestroy
+tests_lib_fail_tap_LDADD = $(LIB_TEST_LINK)
 
 tests_lib_dlpack_tap_SOURCES = tests/lib_dlpack.c $(LIB_TEST_MOCK)
 tests_lib_dlpack_tap_CFLAGS = $(LIB_TEST_CF)
