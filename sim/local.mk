@@ -1,7 +1,7 @@
 # ncclsim: the simulated NCCL and CUDA runtime (see docs/architecture.md).
 ncclsiminclude_HEADERS += sim/include/nccl.h sim/include/cuda_runtime_api.h \
 	sim/include/cuda_runtime.h sim/include/ncclsim.h sim/include/nccl_device.h
-noinst_HEADERS += sim/sim.h sim/transport.h sim/cuda/cuda_internal.h sim/comm/comm_internal.h sim/coll/coll_internal.h \
+noinst_HEADERS += sim/sim.h sim/transport.h sim/cuda/cuda_internal.h sim/core/core_internal.h sim/comm/comm_internal.h sim/coll/coll_internal.h \
 	sim/dev/dev_internal.h sim/rma/rma_internal.h
 
 # The simulator is built once as a convenience library: libncclsim.la wraps
@@ -17,7 +17,8 @@ sim_libncclsim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
 sim_libncclsim_core_la_SOURCES = \
 	sim/util/param.c sim/util/log.c sim/util/alloc.c sim/util/wait.c \
 	sim/cuda/device.c sim/cuda/memory.c sim/cuda/stream.c sim/cuda/event.c sim/cuda/memcpy.c \
-	sim/comm/comm.c sim/comm/init.c sim/comm/split.c sim/comm/group.c sim/comm/options.c \
+	sim/core/rendezvous.c sim/core/task.c sim/core/group.c sim/core/fail.c \
+	sim/comm/clique.c sim/comm/comm.c sim/comm/init.c sim/comm/split.c sim/comm/options.c \
 	sim/comm/checks.c \
 	sim/p2p/p2p.c \
 	sim/rma/window.c sim/rma/register.c sim/rma/signal.c sim/rma/put.c \

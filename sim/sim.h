@@ -179,6 +179,88 @@ int sim_stream_device(sim_stream *s);
 cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op);
 
 /* ------------------------------------------------------------------------
+ * Rendezvous (core/rendezvous.c): where ranks meet. Init, split and shrink,
+ * window registration and every collective are rounds of this one
+ * primitive.
+ *
+ * A round is named by a key within a table: the unique id's key for init,
+ * a per-rank count of calls for the others. Each rank arrives once, copying
+ * its slot in; the arrival that makes `expected` runs ops->complete for
+ * everyone, under the table's lock. Arriving never blocks, so one thread
+ * can arrive for several ranks (a group) and wait later.
+ *
+ * An arrival holds the round until the rank leaves, unless it is
+ * SIM_RV_DETACHED: a non-blocking caller that complete() settles and that
+ * never leaves. The last holder out frees the round. A rank that leaves an
+ * unfinished round withdraws: its slot empties and the round waits for it
+ * again (a timeout, a cancel, an abort, a destroy).
+ *
+ * A round is one allocation: header, per-rank state, `payload_size` bytes of
+ * the round's own, and nranks slots of `slot_size` bytes, reached by offsets
+ * from its start rather than by pointers, so that it can move into memory
+ * that processes map at different addresses. */
+typedef struct sim_rv sim_rv;
+typedef struct sim_rv_ops {
+  const char *what;     /* the call, for diagnostics ("ncclCommInitRank") */
+  const char *key_name; /* what names a round, for diagnostics ("unique id") */
+  size_t payload_size;  /* bytes shared by the round (zeroed) */
+  size_t slot_size;     /* bytes per rank, copied in at arrival */
+  /* Runs once, in the completing arrival, under the table's lock; `arg` is
+   * that arrival's. Its return is the round's result. */
+  ncclResult_t (*complete)(sim_rv *rv, void *arg);
+  /* Frees what the payload owns, as the round goes (may be NULL). */
+  void (*release)(sim_rv *rv);
+} sim_rv_ops;
+typedef struct sim_rv_table {
+  pthread_mutex_t lock;
+  sim_rv *open; /* rounds not yet complete, under lock */
+  sim_waitq wq; /* woken at every arrival and departure */
+} sim_rv_table;
+#define SIM_RV_TABLE_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, SIM_WAITQ_INIT}
+enum { SIM_RV_DETACHED = 1 };
+
+void sim_rv_table_init(sim_rv_table *t);
+/* Frees the rounds still open (their ranks are gone). */
+void sim_rv_table_fini(sim_rv_table *t);
+/* Arrives in round `key` as `rank` of nranks; the round completes when
+ * `expected` ranks are in. Opens the round, with a deadline NCCLSIM_TIMEOUT
+ * from now, if it is not open. *out (may be NULL) is the round, or NULL for
+ * a detached arrival. Errors, with nothing posted and a WARN naming
+ * ops->what: ncclInvalidUsage if the open round has another nranks or
+ * expected, or the rank is in it already; ncclSystemError out of memory. */
+ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key, int nranks, int expected,
+                           int rank, unsigned flags, const void *slot, void *arg, sim_rv **out);
+/* Waits, holding rv, until it completes (0), deadline_ns passes
+ * (ETIMEDOUT) or *cancel becomes non-zero (ECANCELED; cancel may be NULL). */
+int sim_rv_wait(sim_rv_table *t, sim_rv *rv, const _Atomic int *cancel, uint64_t deadline_ns);
+/* Leaves rv: its result if complete, else the rank withdraws and
+ * ncclInProgress is returned. rv may be freed: do not touch it after. */
+ncclResult_t sim_rv_leave(sim_rv_table *t, sim_rv *rv, int rank);
+/* Withdraws from rv unless it completed meanwhile: true if withdrawn (rv
+ * may be gone), false if complete (nothing changed, rv still held). */
+bool sim_rv_withdraw(sim_rv_table *t, sim_rv *rv, int rank);
+/* For callers that read the round before leaving: the table's lock, and
+ * sim_rv_leave under it. sim_rv_each_open runs fn on every open round,
+ * under the lock; fn may leave the round it is given. */
+void sim_rv_lock(sim_rv_table *t);
+void sim_rv_unlock(sim_rv_table *t);
+ncclResult_t sim_rv_leave_locked(sim_rv_table *t, sim_rv *rv, int rank);
+void sim_rv_each_open(sim_rv_table *t, void (*fn)(sim_rv_table *t, sim_rv *rv, void *arg), void *arg);
+/* The round's parts. done is read with acquire order, without the lock; the
+ * rest change under the lock. */
+bool sim_rv_done(const sim_rv *rv);
+ncclResult_t sim_rv_result(const sim_rv *rv); /* once done */
+uint64_t sim_rv_key(const sim_rv *rv);
+uint64_t sim_rv_deadline(const sim_rv *rv);
+int sim_rv_nranks(const sim_rv *rv);
+int sim_rv_arrived(const sim_rv *rv);
+bool sim_rv_present(const sim_rv *rv, int rank);
+void *sim_rv_payload(sim_rv *rv);
+void *sim_rv_slot(sim_rv *rv, int rank);
+/* The ranks not present, as "1,3" (empty if none). */
+void sim_rv_missing(const sim_rv *rv, char *buf, size_t len);
+
+/* ------------------------------------------------------------------------
  * Communicators (comm/). A clique is the set of ranks of one communicator,
  * shared by all of them; a struct ncclComm is one rank's view. */
 typedef struct sim_clique sim_clique;
@@ -227,10 +309,9 @@ struct sim_clique {
   pthread_mutex_t lock;
   int ranks_per_node; /* ranks per simulated node */
   int nnodes;
-  struct sim_split_round *splits; /* open ncclCommSplit/Shrink rounds, under lock */
+  sim_rv_table splits; /* ncclCommSplit/Shrink rounds */
   const struct sim_transport *tp; /* how ranks reach each other (sim/transport.h) */
   void *area[SIM_AREA_COUNT];
-  sim_waitq wq; /* generic clique-wide wait queue (rendezvous, split) */
   /* One wait queue per rank, for waits on objects a peer may free as soon
    * as it sees them complete (a task): the waker wakes the waiter's rank
    * queue, which lives as long as the clique, never the object itself. */
@@ -245,6 +326,7 @@ static inline void sim_wake_rank(sim_clique *c, int rank) { sim_waitq_wake(&c->r
 struct ncclComm {
   uint32_t magic; /* SIM_COMM_MAGIC while alive, 0 after free */
   sim_clique *clique;
+  sim_rv *init_rv; /* its init round while it joins (comm/init.c) */
   int rank, nranks, device;
   int node, lsa_rank, lsa_size; /* simulated node topology */
   bool blocking;
@@ -278,9 +360,13 @@ void sim_comm_pending_del(ncclComm_t comm, sim_pending *p);
 static inline const _Atomic int *sim_clique_cancel(sim_clique *c) { return &c->aborted; }
 
 /* ------------------------------------------------------------------------
- * Tasks and groups (comm/task.c, comm/group.c). Area code fills a task and
- * calls sim_task_submit(); the task machinery handles groups, streams,
- * timeouts and reference counting of the comm.
+ * The engine (core/): tasks and their launch on streams (core/task.c),
+ * groups (core/group.c), rendezvous (core/rendezvous.c), and failure
+ * records with the pending-operation dump (core/fail.c).
+ *
+ * Tasks and groups. Area code fills a task and calls sim_task_submit(); the
+ * task machinery handles groups, streams, timeouts and reference counting
+ * of the comm.
  *
  * post(): announce the operation to peers; must not block for long. On
  *         failure it leaves nothing posted (peers cannot see the task).

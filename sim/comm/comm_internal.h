@@ -11,6 +11,8 @@ void sim_comm_free(ncclComm_t comm);
  * topology and READY on each. On failure nothing is attached. */
 ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key);
 void sim_clique_unref(sim_clique *c);
+/* Every area's comm_fini for a rank that goes (destroy, abort). */
+void sim_comm_fini_areas(ncclComm_t comm);
 /* The calling thread's options (ncclsimSetCommOptions) resolved against the
  * environment. */
 void sim_options_resolve(ncclsimCommOptions_t *out);

@@ -27,29 +27,8 @@ typedef struct {
   uint64_t key;
 } id_layout;
 
-typedef struct rendezvous {
-  struct rendezvous *next;
-  uint64_t key;
-  int nranks;
-  int arrived;
-  ncclComm_t *comms;
-  ncclResult_t result; /* set once complete (ncclSuccess) or failed */
-  bool done;
-  int waiters; /* ranks that have not yet seen `done` */
-  uint64_t deadline;
-} rendezvous;
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static rendezvous *pending; /* open rendezvous, by key */
-static sim_waitq wq = SIM_WAITQ_INIT;
-
-/* Per comm: its rendezvous while joining (protected by `lock`). */
-typedef struct joined {
-  struct joined *next;
-  ncclComm_t comm;
-  rendezvous *rv;
-} joined;
-static joined *joins;
+/* Open init rounds, by the unique id's key; a slot is the rank's comm. */
+static sim_rv_table table = SIM_RV_TABLE_INIT;
 
 SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   if (!id) {
@@ -89,133 +68,66 @@ ncclResult_t sim_config_check(const ncclConfig_t *config, const char *op) {
   return ncclSuccess;
 }
 
-static void rv_free(rendezvous *rv) {
-  sim_free(rv->comms);
-  sim_free(rv);
+/* The round's completion: the last rank to arrive builds the clique. */
+static ncclResult_t build(sim_rv *rv, void *arg) {
+  int n = sim_rv_nranks(rv);
+  ncclComm_t *comms = sim_calloc((size_t)n, sizeof *comms);
+  if (!comms) return ncclSystemError;
+  for (int r = 0; r < n; r++) comms[r] = *(ncclComm_t *)sim_rv_slot(rv, r);
+  ncclResult_t res = sim_clique_create(comms, n, sim_rv_key(rv));
+  if (res != ncclSuccess)
+    for (int r = 0; r < n; r++) atomic_store(&comms[r]->state, SIM_COMM_FAILED);
+  sim_free(comms);
+  return res;
 }
 
-/* Posts comm into the rendezvous of key. Never blocks. */
-static ncclResult_t post(ncclComm_t comm, uint64_t key, const char *op) {
-  joined *j = sim_calloc(1, sizeof *j);
-  if (!j) return ncclSystemError;
-  pthread_mutex_lock(&lock);
-  rendezvous *rv = pending;
-  while (rv && rv->key != key) rv = rv->next;
-  ncclResult_t res = ncclSuccess;
-  if (!rv) {
-    rv = sim_calloc(1, sizeof *rv);
-    if (rv) rv->comms = sim_calloc((size_t)comm->nranks, sizeof *rv->comms);
-    if (!rv || !rv->comms) {
-      pthread_mutex_unlock(&lock);
-      if (rv) sim_free(rv);
-      sim_free(j);
-      return ncclSystemError;
-    }
-    rv->key = key;
-    rv->nranks = comm->nranks;
-    rv->deadline = sim_deadline();
-    rv->next = pending;
-    pending = rv;
-  } else if (rv->nranks != comm->nranks) { /* an open rendezvous has ranks in it: leave it be */
-    SIM_WARN(SIM_INIT, "%s: rank %d says nranks is %d, but rank(s) before it said %d for the same unique id",
-             op, comm->rank, comm->nranks, rv->nranks);
-    res = ncclInvalidUsage;
-  } else if (rv->comms[comm->rank]) {
-    SIM_WARN(SIM_INIT, "%s: rank %d joined twice with the same unique id", op, comm->rank);
-    res = ncclInvalidUsage;
-  }
-  if (res != ncclSuccess) {
-    pthread_mutex_unlock(&lock);
-    sim_free(j);
-    return res;
-  }
-  rv->comms[comm->rank] = comm;
-  rv->arrived++;
-  rv->waiters++;
-  j->comm = comm;
-  j->rv = rv;
-  j->next = joins;
-  joins = j;
-  if (rv->arrived == rv->nranks) {
-    for (rendezvous **pp = &pending; *pp; pp = &(*pp)->next)
-      if (*pp == rv) {
-        *pp = rv->next;
-        break;
-      }
-    rv->result = sim_clique_create(rv->comms, rv->nranks, rv->key);
-    if (rv->result != ncclSuccess)
-      for (int r = 0; r < rv->nranks; r++) atomic_store(&rv->comms[r]->state, SIM_COMM_FAILED);
-    rv->done = true;
-  }
-  pthread_mutex_unlock(&lock);
-  sim_waitq_wake(&wq);
+static const sim_rv_ops init_rv = {"ncclCommInitRank", "unique id", 0, sizeof(ncclComm_t), build, NULL};
+
+/* Posts comm into the round of key. Never blocks. */
+static ncclResult_t post(ncclComm_t comm, uint64_t key) {
+  sim_rv *rv;
+  SIM_CHECK(sim_rv_arrive(&table, &init_rv, key, comm->nranks, comm->nranks, comm->rank, 0, &comm, NULL, &rv));
+  sim_rv_lock(&table); /* pollers read it under the lock */
+  comm->init_rv = rv;
+  sim_rv_unlock(&table);
   return ncclSuccess;
 }
 
-/* Detaches comm from its rendezvous. Caller holds lock. Returns the
- * rendezvous's result if it completed, else ncclInProgress after removing
- * the rank from the open rendezvous. */
+/* Detaches comm from its round: the round's result if it completed, else
+ * ncclInProgress after withdrawing. Caller holds the table's lock. */
 static ncclResult_t leave(ncclComm_t comm) {
-  for (joined **pp = &joins; *pp; pp = &(*pp)->next) {
-    joined *j = *pp;
-    if (j->comm != comm) continue;
-    rendezvous *rv = j->rv;
-    *pp = j->next;
-    sim_free(j);
-    ncclResult_t res = ncclInProgress;
-    if (rv->done) {
-      res = rv->result;
-    } else {
-      rv->comms[comm->rank] = NULL;
-      rv->arrived--;
-    }
-    if (--rv->waiters == 0) {
-      if (!rv->done)
-        for (rendezvous **q = &pending; *q; q = &(*q)->next)
-          if (*q == rv) {
-            *q = rv->next;
-            break;
-          }
-      rv_free(rv);
-    }
-    return res;
-  }
-  return ncclSuccess; /* not joining: already settled */
-}
-
-static rendezvous *find_join(ncclComm_t comm) {
-  for (joined *j = joins; j; j = j->next)
-    if (j->comm == comm) return j->rv;
-  return NULL;
+  sim_rv *rv = comm->init_rv;
+  if (!rv) return ncclSuccess; /* not joining: already settled */
+  comm->init_rv = NULL;
+  return sim_rv_leave_locked(&table, rv, comm->rank);
 }
 
 ncclResult_t sim_init_cancel(ncclComm_t comm) {
-  pthread_mutex_lock(&lock);
+  sim_rv_lock(&table);
   leave(comm);
-  pthread_mutex_unlock(&lock);
+  sim_rv_unlock(&table);
   return ncclSuccess;
 }
 
-static void report_missing(ncclComm_t comm, rendezvous *rv) {
-  char missing[256] = "";
-  size_t n = 0;
-  for (int r = 0; r < rv->nranks && n < sizeof missing - 16; r++)
-    if (!rv->comms[r]) n += (size_t)snprintf(missing + n, sizeof missing - n, "%s%d", n ? "," : "", r);
+static void report_missing(ncclComm_t comm, sim_rv *rv) {
+  char missing[256];
+  sim_rv_missing(rv, missing, sizeof missing);
   sim_comm_fail(comm, ncclTimeout,
                 "ncclCommInitRank: rank %d of %d waited NCCLSIM_TIMEOUT=%s s for rank(s) [%s] to join "
                 "communicator %016llx; they never called init with this unique id",
-                comm->rank, rv->nranks, sim_param_text(SIM_P_TIMEOUT), missing, (unsigned long long)rv->key);
+                comm->rank, sim_rv_nranks(rv), sim_param_text(SIM_P_TIMEOUT), missing,
+                (unsigned long long)sim_rv_key(rv));
 }
 
 /* Non-blocking progress: ncclSuccess once complete, ncclInProgress before,
  * ncclTimeout past the deadline (the rank then withdraws). */
 static ncclResult_t poll_init(ncclComm_t comm) {
-  pthread_mutex_lock(&lock);
-  rendezvous *rv = find_join(comm);
+  sim_rv_lock(&table);
+  sim_rv *rv = comm->init_rv;
   ncclResult_t res = ncclSuccess;
-  if (rv && rv->done) {
+  if (rv && sim_rv_done(rv)) {
     res = leave(comm);
-  } else if (rv && sim_now_ns() >= rv->deadline) {
+  } else if (rv && sim_now_ns() >= sim_rv_deadline(rv)) {
     report_missing(comm, rv);
     leave(comm);
     atomic_store(&comm->state, SIM_COMM_FAILED);
@@ -223,45 +135,27 @@ static ncclResult_t poll_init(ncclComm_t comm) {
   } else if (rv) {
     res = ncclInProgress;
   }
-  pthread_mutex_unlock(&lock);
+  sim_rv_unlock(&table);
   return res;
 }
 
-typedef struct {
-  ncclComm_t comm;
-} wait_arg;
-
-static bool settled(void *arg) {
-  ncclComm_t comm = ((wait_arg *)arg)->comm;
-  pthread_mutex_lock(&lock);
-  rendezvous *rv = find_join(comm);
-  bool done = !rv || rv->done;
-  pthread_mutex_unlock(&lock);
-  return done;
-}
-
-/* Blocks until comm's rendezvous completes or times out. */
+/* Blocks until comm's round completes or times out. */
 static ncclResult_t wait_init(ncclComm_t comm) {
-  wait_arg a = {comm};
-  pthread_mutex_lock(&lock);
-  rendezvous *rv = find_join(comm);
-  uint64_t deadline = rv ? rv->deadline : 0;
-  pthread_mutex_unlock(&lock);
-  if (rv) sim_waitq_wait(&wq, settled, &a, NULL, deadline);
+  sim_rv_lock(&table);
+  sim_rv *rv = comm->init_rv;
+  sim_rv_unlock(&table);
+  /* Only this thread leaves the round for comm: rv stays valid. */
+  if (rv) sim_rv_wait(&table, rv, NULL, sim_rv_deadline(rv));
   ncclResult_t res = poll_init(comm);
-  /* The wait ends once the rendezvous is done or its deadline has passed,
+  /* The wait ends once the round is done or its deadline has passed,
    * after which poll_init says ncclTimeout: never still in progress. */
   if (NEVER(res == ncclInProgress)) {
-    sim_waitq_wait(&wq, settled, &a, NULL, deadline + 1000000);
-    res = poll_init(comm);
-    if (res == ncclInProgress) {
-      pthread_mutex_lock(&lock);
-      if ((rv = find_join(comm))) report_missing(comm, rv);
-      leave(comm);
-      pthread_mutex_unlock(&lock);
-      atomic_store(&comm->state, SIM_COMM_FAILED);
-      res = ncclTimeout;
-    }
+    sim_rv_lock(&table);
+    if (comm->init_rv) report_missing(comm, comm->init_rv);
+    leave(comm);
+    sim_rv_unlock(&table);
+    atomic_store(&comm->state, SIM_COMM_FAILED);
+    res = ncclTimeout;
   }
   return res;
 }
@@ -306,7 +200,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
     sim_comm_free(comm);
     return ncclSystemError;
   }
-  ncclResult_t res = post(comm, key, op);
+  ncclResult_t res = post(comm, key);
   if (res != ncclSuccess) {
     sim_free(job);
     sim_comm_free(comm);
@@ -395,10 +289,11 @@ SIM_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *err
     SIM_WARN(SIM_INIT, "ncclCommGetAsyncError: comm %p or asyncError %p is invalid", (void *)comm, (void *)err);
     return ncclInvalidArgument;
   }
-  /* The last rank to join sets comm->clique under lock (non-blocking init). */
-  pthread_mutex_lock(&lock);
+  /* The last rank to join sets comm->clique under the table's lock
+   * (non-blocking init). */
+  sim_rv_lock(&table);
   bool has_clique = comm->clique != NULL;
-  pthread_mutex_unlock(&lock);
+  sim_rv_unlock(&table);
   if (!has_clique) {
     ncclResult_t r = poll_init(comm);
     if (r != ncclSuccess) {

@@ -14,73 +14,34 @@
 
 #include "comm_internal.h"
 
-typedef struct sim_split_round {
-  struct sim_split_round *next;
-  uint64_t seq;
-  int expected, arrived, waiters;
-  int *color, *key; /* by parent rank; color NCCL_SPLIT_NOCOLOR if absent */
-  bool *present;
-  ncclComm_t *result; /* by parent rank */
-  ncclResult_t status;
-  bool done;
-  uint64_t deadline;
-} sim_split_round;
+/* A rank's part of a round: its (color, key) going in, its new
+ * communicator coming out. */
+typedef struct {
+  int color, key; /* color NCCL_SPLIT_NOCOLOR: no communicator */
+  ncclComm_t result;
+} split_slot;
 
-static void round_free(sim_split_round *r) {
-  sim_free(r->color);
-  sim_free(r->key);
-  sim_free(r->present);
-  sim_free(r->result);
-  sim_free(r);
-}
-
-static sim_split_round *round_get(sim_clique *c, uint64_t seq, int expected) {
-  for (sim_split_round *r = c->splits; r; r = r->next)
-    if (r->seq == seq) return r;
-  sim_split_round *r = sim_calloc(1, sizeof *r);
-  if (!r) return NULL;
+/* Builds every color's communicator: the round's completion, under the
+ * clique's split table lock. Absent ranks (excluded by a shrink) have no
+ * color. */
+static ncclResult_t build(sim_rv *rv, void *arg) {
+  sim_clique *c = arg;
   int n = c->nranks;
-  r->color = sim_calloc((size_t)n, sizeof *r->color);
-  r->key = sim_calloc((size_t)n, sizeof *r->key);
-  r->present = sim_calloc((size_t)n, sizeof *r->present);
-  r->result = sim_calloc((size_t)n, sizeof *r->result);
-  if (!r->color || !r->key || !r->present || !r->result) {
-    round_free(r);
-    return NULL;
-  }
-  for (int i = 0; i < n; i++) r->color[i] = NCCL_SPLIT_NOCOLOR;
-  r->seq = seq;
-  r->expected = expected;
-  r->deadline = sim_deadline();
-  r->next = c->splits;
-  c->splits = r;
-  return r;
-}
-
-static void round_unlink(sim_clique *c, sim_split_round *r) {
-  for (sim_split_round **pp = &c->splits; *pp; pp = &(*pp)->next)
-    if (*pp == r) {
-      *pp = r->next;
-      return;
-    }
-}
-
-/* Builds every color's communicator. Caller holds c->lock. */
-static ncclResult_t build(sim_clique *c, sim_split_round *r) {
-  int n = c->nranks;
+#define SLOT(i) ((split_slot *)sim_rv_slot(rv, (i)))
+#define COLOR(i) (sim_rv_present(rv, (i)) ? SLOT(i)->color : NCCL_SPLIT_NOCOLOR)
   ncclComm_t *members = sim_calloc((size_t)n, sizeof *members);
   int *order = sim_calloc((size_t)n, sizeof *order);
   bool *built = sim_calloc((size_t)n, sizeof *built);
   ncclResult_t res = (members && order && built) ? ncclSuccess : ncclSystemError;
   for (int first = 0; res == ncclSuccess && first < n; first++) {
-    if (built[first] || r->color[first] == NCCL_SPLIT_NOCOLOR) continue;
+    if (built[first] || COLOR(first) == NCCL_SPLIT_NOCOLOR) continue;
     int m = 0;
     for (int i = first; i < n; i++)
-      if (!built[i] && r->color[i] == r->color[first]) {
+      if (!built[i] && COLOR(i) == COLOR(first)) {
         built[i] = true;
         /* insertion sort by (key, parent rank) */
         int j = m++;
-        while (j > 0 && r->key[order[j - 1]] > r->key[i]) {
+        while (j > 0 && SLOT(order[j - 1])->key > SLOT(i)->key) {
           order[j] = order[j - 1];
           j--;
         }
@@ -102,96 +63,56 @@ static ncclResult_t build(sim_clique *c, sim_split_round *r) {
       while (--k >= 0) sim_comm_free(members[k]);
       break;
     }
-    for (k = 0; k < m; k++) r->result[order[k]] = members[k];
+    for (k = 0; k < m; k++) SLOT(order[k])->result = members[k];
   }
   if (res != ncclSuccess) /* undo the colors already built */
     for (int i = 0; i < n; i++)
-      if (r->result[i]) {
-        ncclCommDestroy(r->result[i]);
-        r->result[i] = NULL;
+      if (sim_rv_present(rv, i) && SLOT(i)->result) {
+        ncclCommDestroy(SLOT(i)->result);
+        SLOT(i)->result = NULL;
       }
+#undef COLOR
+#undef SLOT
   sim_free(members);
   sim_free(order);
   sim_free(built);
   return res;
 }
 
-typedef struct {
-  sim_clique *c;
-  sim_split_round *r;
-} round_arg;
-
-static bool round_done(void *arg) {
-  round_arg *a = arg;
-  pthread_mutex_lock(&a->c->lock);
-  bool d = a->r->done;
-  pthread_mutex_unlock(&a->c->lock);
-  return d;
-}
+static const sim_rv_ops split_rv = {"ncclCommSplit", "split round", 0, sizeof(split_slot), build, NULL};
+static const sim_rv_ops shrink_rv = {"ncclCommShrink", "split round", 0, sizeof(split_slot), build, NULL};
 
 /* Posts this rank's (color, key); never blocks. */
-static ncclResult_t split_post(ncclComm_t comm, int color, int key, int expected, sim_split_round **out) {
+static ncclResult_t split_post(ncclComm_t comm, int color, int key, int expected, sim_rv **out) {
+  split_slot slot = {color, key, NULL};
   sim_clique *c = comm->clique;
-  pthread_mutex_lock(&c->lock);
-  sim_split_round *r = round_get(c, comm->split_count, expected);
-  if (!r) {
-    pthread_mutex_unlock(&c->lock);
-    return ncclSystemError;
-  }
+  const sim_rv_ops *ops = expected == c->nranks ? &split_rv : &shrink_rv;
+  SIM_CHECK(sim_rv_arrive(&c->splits, ops, comm->split_count, c->nranks, expected, comm->rank, 0, &slot, c,
+                          out));
   comm->split_count++;
-  r->color[comm->rank] = color;
-  r->key[comm->rank] = key;
-  r->present[comm->rank] = true;
-  r->arrived++;
-  r->waiters++;
-  if (r->arrived == r->expected) {
-    round_unlink(c, r);
-    r->status = build(c, r);
-    r->done = true;
-  }
-  pthread_mutex_unlock(&c->lock);
-  sim_waitq_wake(&c->wq);
-  *out = r;
   return ncclSuccess;
 }
 
-/* Takes this rank out of the round: out of its open slots if it is not
- * done, and frees it with its last waiter. Caller holds c->lock. */
-static void round_leave(sim_clique *c, sim_split_round *r, int rank) {
-  if (!r->done) {
-    r->present[rank] = false;
-    r->color[rank] = NCCL_SPLIT_NOCOLOR;
-    r->arrived--;
-  }
-  if (--r->waiters == 0) {
-    if (!r->done) round_unlink(c, r);
-    round_free(r);
-  }
-}
-
 /* Waits for the round to complete and takes this rank's communicator. */
-static ncclResult_t split_wait(ncclComm_t comm, sim_split_round *r, ncclComm_t *out, const char *op) {
+static ncclResult_t split_wait(ncclComm_t comm, sim_rv *rv, ncclComm_t *out, const char *op) {
   sim_clique *c = comm->clique;
-  round_arg a = {c, r};
-  int rc = sim_waitq_wait(&c->wq, round_done, &a, sim_clique_cancel(c), r->deadline);
-  pthread_mutex_lock(&c->lock);
+  int rc = sim_rv_wait(&c->splits, rv, sim_clique_cancel(c), sim_rv_deadline(rv));
+  sim_rv_lock(&c->splits);
   ncclResult_t res;
-  if (r->done) {
-    res = r->status;
-    *out = res == ncclSuccess ? r->result[comm->rank] : NULL;
+  if (sim_rv_done(rv)) {
+    res = sim_rv_result(rv);
+    *out = res == ncclSuccess ? ((split_slot *)sim_rv_slot(rv, comm->rank))->result : NULL;
   } else {
-    char missing[256] = "";
-    size_t n = 0;
-    for (int i = 0; i < c->nranks && n < sizeof missing - 16; i++)
-      if (!r->present[i]) n += (size_t)snprintf(missing + n, sizeof missing - n, "%s%d", n ? "," : "", i);
+    char missing[256];
+    sim_rv_missing(rv, missing, sizeof missing);
     /* The wait returns 0 only once the round is done. */
     res = NEVER(rc == 0) ? ncclInternalError : rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
     sim_comm_fail(comm, res, "%s: rank %d waited for rank(s) [%s] of the parent to call it too (%s)", op,
                   comm->rank, missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "communicator aborted");
     *out = NULL;
   }
-  round_leave(c, r, comm->rank);
-  pthread_mutex_unlock(&c->lock);
+  sim_rv_leave_locked(&c->splits, rv, comm->rank);
+  sim_rv_unlock(&c->splits);
   return res;
 }
 
@@ -200,7 +121,7 @@ static ncclResult_t split_wait(ncclComm_t comm, sim_split_round *r, ncclComm_t *
 typedef struct {
   sim_group_job job;
   ncclComm_t comm;
-  sim_split_round *round;
+  sim_rv *round;
   ncclComm_t *out;
   const char *op;
   bool ran;
@@ -219,11 +140,13 @@ static void split_job_free(sim_group_job *job) {
   split_job *j = (split_job *)job;
   if (!j->ran) {
     sim_clique *c = j->comm->clique;
-    pthread_mutex_lock(&c->lock);
-    sim_split_round *r = j->round;
-    ncclComm_t orphan = r->done && r->status == ncclSuccess ? r->result[j->comm->rank] : NULL;
-    round_leave(c, r, j->comm->rank);
-    pthread_mutex_unlock(&c->lock);
+    sim_rv_lock(&c->splits);
+    sim_rv *rv = j->round;
+    ncclComm_t orphan = sim_rv_done(rv) && sim_rv_result(rv) == ncclSuccess
+                            ? ((split_slot *)sim_rv_slot(rv, j->comm->rank))->result
+                            : NULL;
+    sim_rv_leave_locked(&c->splits, rv, j->comm->rank);
+    sim_rv_unlock(&c->splits);
     if (orphan) ncclCommDestroy(orphan);
   }
   sim_free(j);
@@ -233,7 +156,7 @@ static ncclResult_t split(ncclComm_t comm, int color, int key, int expected, ncc
   split_job *job = NULL;
   *out = NULL;
   if (sim_group_depth() > 0 && !(job = sim_calloc(1, sizeof *job))) return sim_group_error(ncclSystemError);
-  sim_split_round *r;
+  sim_rv *r;
   ncclResult_t res = split_post(comm, color, key, expected, &r);
   if (res != ncclSuccess) {
     sim_free(job);

@@ -1,17 +1,16 @@
 /*
- * sim/comm/group.c — tasks, groups, and their launch on streams.
+ * sim/core/group.c — submission of tasks, ncclGroupStart/End and the work
+ * a group defers to its end.
  *
  * Outside a group a task is launched alone. Inside one, ncclGroupEnd
  * launches one op per stream holding every task of the group on that
- * stream, in call order; the op posts all of them before it waits on any,
- * which is what lets a ring of grouped sends and receives complete, and
- * lets one thread drive every rank. Streams of one group are not joined to
- * each other (NCCL joins them; ncclsim documents the difference).
+ * stream, in call order (core/task.c). Streams of one group are not joined
+ * to each other (NCCL joins them; ncclsim documents the difference).
  */
 #include <errno.h>
 #include <stdio.h>
 
-#include "comm_internal.h"
+#include "core_internal.h"
 
 static _Thread_local int depth;
 static _Thread_local sim_task *tasks_head, *tasks_tail;
@@ -19,112 +18,6 @@ static _Thread_local sim_group_job *jobs_head, *jobs_tail;
 static _Thread_local ncclResult_t group_error; /* first error of a call inside the group */
 
 int sim_group_depth(void) { return depth; }
-
-typedef struct {
-  sim_op op;
-  sim_task *tasks;
-} launch_op;
-
-static void describe_pending(sim_pending *p, char *buf, size_t len) {
-  sim_task *t = (sim_task *)((char *)p - offsetof(sim_task, pending));
-  t->ops->describe(t, buf, len);
-}
-
-static void task_done(sim_task *t) {
-  ncclComm_t comm = t->comm;
-  t->ops->release(t);
-  /* Under the lock: teardown frees the comm only after taking it. */
-  pthread_mutex_lock(&comm->lock);
-  atomic_fetch_sub(&comm->inflight, 1);
-  sim_waitq_wake(&comm->inflight_wq);
-  pthread_mutex_unlock(&comm->lock);
-}
-
-static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
-  launch_op *l = (launch_op *)op;
-  sim_task *t;
-  for (t = l->tasks; t; t = t->next) {
-    if (stream_err != cudaSuccess) {
-      t->result = ncclUnhandledCudaError;
-      sim_comm_fail(t->comm, t->result, "%s not run: its stream already failed (%s)", t->ops->name,
-                    cudaGetErrorName(stream_err));
-      continue;
-    }
-    if (atomic_load(&t->comm->dead)) {
-      /* NCCLSIM_FAULT: as if the process died, nothing reaches the peers. */
-      t->result = ncclRemoteError;
-      sim_comm_fail(t->comm, t->result, "%s not run: rank %d stopped at its operation %llu (NCCLSIM_FAULT)",
-                    t->ops->name, t->comm->rank, (unsigned long long)t->comm->fault_at);
-      continue;
-    }
-    if (atomic_load(&t->comm->clique->aborted)) {
-      t->result = ncclRemoteError;
-      sim_comm_fail(t->comm, t->result, "%s not run: the communicator was aborted or revoked", t->ops->name);
-      continue;
-    }
-    t->pending.describe = describe_pending;
-    sim_comm_pending_add(t->comm, &t->pending);
-    t->result = t->ops->post(t);
-    if (t->result != ncclSuccess) sim_comm_pending_del(t->comm, &t->pending);
-  }
-  uint64_t deadline = sim_deadline();
-  cudaError_t err = cudaSuccess;
-  for (t = l->tasks; t; t = t->next) {
-    if (t->result == ncclSuccess) {
-      t->result = t->ops->wait(t, deadline);
-      if (t->result == ncclTimeout) {
-        char why[160], what[384];
-        snprintf(why, sizeof why, "%s by rank %d timed out after NCCLSIM_TIMEOUT=%s s", t->ops->name, t->comm->rank,
-                 sim_param_text(SIM_P_TIMEOUT));
-        t->ops->describe(t, what, sizeof what);
-        sim_comm_fail(t->comm, ncclTimeout, "rank %d timed out after NCCLSIM_TIMEOUT=%s s in %s", t->comm->rank,
-                      sim_param_text(SIM_P_TIMEOUT), what);
-        sim_clique_dump_pending(t->comm->clique, why);
-      }
-      sim_comm_pending_del(t->comm, &t->pending);
-    }
-    if (t->result != ncclSuccess) {
-      if (atomic_load(&t->comm->async_error) == ncclSuccess)
-        sim_comm_fail(t->comm, t->result, "%s by rank %d failed: %s", t->ops->name, t->comm->rank,
-                      ncclGetErrorString(t->result));
-      if (err == cudaSuccess) err = t->result == ncclTimeout ? cudaErrorTimeout : cudaErrorLaunchFailure;
-    }
-  }
-  return stream_err != cudaSuccess ? stream_err : err;
-}
-
-static void launch_release(sim_op *op) {
-  launch_op *l = (launch_op *)op;
-  while (l->tasks) {
-    sim_task *t = l->tasks;
-    l->tasks = t->next;
-    task_done(t);
-  }
-  sim_free(l);
-}
-
-/* Launches a list of tasks that share one stream. */
-static ncclResult_t launch(sim_task *list) {
-  launch_op *l = sim_calloc(1, sizeof *l);
-  if (!l) {
-    while (list) {
-      sim_task *t = list;
-      list = t->next;
-      task_done(t);
-    }
-    return ncclSystemError;
-  }
-  l->op.run = launch_run;
-  l->op.release = launch_release;
-  l->op.what = list->ops->name;
-  l->tasks = list;
-  sim_stream *s = list->stream;
-  if (sim_stream_enqueue(s, &l->op) != cudaSuccess) {
-    launch_release(&l->op);
-    return ncclUnhandledCudaError;
-  }
-  return ncclSuccess;
-}
 
 ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
   cudaError_t err;
@@ -153,7 +46,7 @@ ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
     SIM_WARN(SIM_INIT, "rank %d stops at its NCCL operation %llu (%s), as NCCLSIM_FAULT asks", comm->rank,
              (unsigned long long)comm->fault_at, t->ops->name);
   atomic_fetch_add(&comm->inflight, 1);
-  if (depth == 0) return launch(t);
+  if (depth == 0) return sim_task_launch(t);
   if (tasks_tail) tasks_tail->next = t;
   else tasks_head = t;
   tasks_tail = t;
@@ -188,7 +81,7 @@ void sim_group_forget(ncclComm_t comm) {
     sim_task *t = *tp;
     if (t->comm == comm) {
       *tp = t->next;
-      task_done(t);
+      sim_task_done(t);
     } else {
       tasks_tail = t;
       tp = &t->next;
@@ -230,7 +123,7 @@ static void drop_tasks(void) {
   while (tasks_head) {
     sim_task *t = tasks_head;
     tasks_head = t->next;
-    task_done(t);
+    sim_task_done(t);
   }
   tasks_tail = NULL;
 }
@@ -265,7 +158,7 @@ SIM_EXPORT ncclResult_t ncclGroupEnd(void) {
       }
     }
     tasks_head = rest;
-    ncclResult_t r = launch(mine);
+    ncclResult_t r = sim_task_launch(mine);
     if (res == ncclSuccess) res = r;
   }
   tasks_tail = NULL;

@@ -1,0 +1,13 @@
+/* sim/core/core_internal.h — shared by the files of the engine (sim/core). */
+#ifndef NCCLSIM_CORE_INTERNAL_H_
+#define NCCLSIM_CORE_INTERNAL_H_
+
+#include "../sim.h"
+
+/* Launches a list of tasks that share one stream, as one op of the stream
+ * (task.c). On failure every task is completed unrun. */
+ncclResult_t sim_task_launch(sim_task *list);
+/* Releases a task and drops its comm's in-flight count (task.c). */
+void sim_task_done(sim_task *t);
+
+#endif

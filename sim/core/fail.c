@@ -1,0 +1,95 @@
+/*
+ * sim/core/fail.c — how a failure is recorded and told: a rank's async
+ * error and last-error text, the list of its outstanding operations, and
+ * the dump of every rank's list when an operation times out.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "core_internal.h"
+
+ncclResult_t sim_comm_fail(ncclComm_t comm, ncclResult_t res, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  int expect = ncclSuccess;
+  /* The first failure wins, for the text as for the code: later failures
+   * are often consequences ("its stream already failed") and would hide
+   * the diagnostic that explains them. They are still logged. */
+  if (atomic_compare_exchange_strong(&comm->async_error, &expect, (int)res)) {
+    pthread_mutex_lock(&comm->lock);
+    snprintf(comm->last_error, sizeof comm->last_error, "%s", msg);
+    pthread_mutex_unlock(&comm->lock);
+  }
+  SIM_WARN(SIM_INIT, "rank %d: %s", comm->rank, msg);
+  return res;
+}
+
+void sim_comm_pending_add(ncclComm_t comm, sim_pending *p) {
+  pthread_mutex_lock(&comm->lock);
+  p->next = &comm->pending;
+  p->prev = comm->pending.prev;
+  p->prev->next = p;
+  comm->pending.prev = p;
+  pthread_mutex_unlock(&comm->lock);
+}
+
+void sim_comm_pending_del(ncclComm_t comm, sim_pending *p) {
+  pthread_mutex_lock(&comm->lock);
+  if (p->next) {
+    p->prev->next = p->next;
+    p->next->prev = p->prev;
+    p->next = p->prev = NULL;
+  }
+  pthread_mutex_unlock(&comm->lock);
+}
+
+void sim_clique_dump_pending(sim_clique *c, const char *why) {
+  if (atomic_exchange(&c->dumped, 1)) return;
+  SIM_WARN(SIM_INIT, "communicator %016llx: %s; outstanding operations of its %d ranks:",
+           (unsigned long long)c->key, why, c->nranks);
+  pthread_mutex_lock(&c->lock);
+  for (int r = 0; r < c->nranks; r++) {
+    ncclComm_t m = c->ranks[r];
+    if (!m) {
+      SIM_WARN(SIM_INIT, "  rank %d: destroyed", r);
+      continue;
+    }
+    pthread_mutex_lock(&m->lock);
+    if (atomic_load(&m->dead))
+      SIM_WARN(SIM_INIT, "  rank %d (device %d): stopped at its operation %llu (NCCLSIM_FAULT)", r, m->device,
+               (unsigned long long)m->fault_at);
+    else if (m->pending.next == &m->pending)
+      SIM_WARN(SIM_INIT, "  rank %d (device %d): nothing pending", r, m->device);
+    for (sim_pending *p = m->pending.next; p != &m->pending; p = p->next) {
+      char line[384];
+      p->describe(p, line, sizeof line);
+      SIM_WARN(SIM_INIT, "  rank %d (device %d): %s", r, m->device, line);
+    }
+    pthread_mutex_unlock(&m->lock);
+  }
+  pthread_mutex_unlock(&c->lock);
+}
+
+SIM_EXPORT const char *ncclGetLastError(ncclComm_t comm) {
+  const char *mine = sim_last_warning();
+  if (mine[0] || !comm || comm->magic != SIM_COMM_MAGIC) return mine;
+  return comm->last_error; /* a failure seen by a stream worker */
+}
+
+SIM_EXPORT const char *ncclGetErrorString(ncclResult_t r) {
+  switch (r) {
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCLSIM_DEBUG=INFO for details)";
+    case ncclSystemError: return "unhandled system error (run with NCCLSIM_DEBUG=INFO for details)";
+    case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument: return "invalid argument (run with NCCLSIM_DEBUG=WARN for details)";
+    case ncclInvalidUsage: return "invalid usage (run with NCCLSIM_DEBUG=WARN for details)";
+    case ncclRemoteError: return "remote process exited or there was a network error";
+    case ncclInProgress: return "NCCL operation in progress";
+    case ncclTimeout: return "operation timed out (ncclsim: NCCLSIM_TIMEOUT expired)";
+    default: return "unknown result code";
+  }
+}

@@ -1,0 +1,215 @@
+/*
+ * sim/core/rendezvous.c — where ranks meet: the one primitive behind
+ * communicator init, split and shrink, window registration and the
+ * collectives (sim/sim.h, "Rendezvous").
+ *
+ * A round is a single allocation: the header, one state byte per rank, the
+ * round's payload, then one slot per rank, each reached by an offset from
+ * the round's start. Nothing inside it points into itself, so the block can
+ * later live in memory that several processes map at different addresses.
+ *
+ * Every count changes under the table's lock. `done` is also an atomic, so
+ * that a waiter can poll it without the lock (the collectives spin on it).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../sim.h"
+
+enum { RANK_PRESENT = 1, RANK_HOLDS = 2 };
+
+struct sim_rv {
+  sim_rv *next; /* in the table's list of open rounds */
+  const sim_rv_ops *ops;
+  uint64_t key;
+  uint64_t deadline;
+  int nranks;   /* slots */
+  int expected; /* arrivals that complete the round */
+  int arrived;
+  int holders; /* arrivals that have not left yet (detached ones never hold) */
+  bool listed; /* in t->open */
+  _Atomic int done;
+  ncclResult_t result;
+  size_t payload_off, slots_off, slot_stride;
+};
+
+#define ALIGN_UP(x, a) (((x) + (a)-1) & ~(size_t)((a)-1))
+
+static unsigned char *rank_state(sim_rv *rv) { return (unsigned char *)rv + sizeof *rv; }
+static const unsigned char *rank_state_c(const sim_rv *rv) { return (const unsigned char *)rv + sizeof *rv; }
+
+void *sim_rv_payload(sim_rv *rv) { return (char *)rv + rv->payload_off; }
+void *sim_rv_slot(sim_rv *rv, int rank) { return (char *)rv + rv->slots_off + (size_t)rank * rv->slot_stride; }
+bool sim_rv_present(const sim_rv *rv, int rank) { return rank_state_c(rv)[rank] & RANK_PRESENT; }
+bool sim_rv_done(const sim_rv *rv) { return atomic_load_explicit(&rv->done, memory_order_acquire); }
+ncclResult_t sim_rv_result(const sim_rv *rv) { return rv->result; }
+uint64_t sim_rv_key(const sim_rv *rv) { return rv->key; }
+uint64_t sim_rv_deadline(const sim_rv *rv) { return rv->deadline; }
+int sim_rv_nranks(const sim_rv *rv) { return rv->nranks; }
+int sim_rv_arrived(const sim_rv *rv) { return rv->arrived; }
+
+void sim_rv_table_init(sim_rv_table *t) {
+  pthread_mutex_init(&t->lock, NULL);
+  t->open = NULL;
+  atomic_init(&t->wq.seq, 0);
+  atomic_init(&t->wq.sleepers, 0);
+}
+
+static void rv_free(sim_rv *rv) {
+  if (rv->ops->release) rv->ops->release(rv);
+  sim_free(rv);
+}
+
+void sim_rv_table_fini(sim_rv_table *t) {
+  while (t->open) {
+    sim_rv *rv = t->open;
+    t->open = rv->next;
+    rv_free(rv);
+  }
+  pthread_mutex_destroy(&t->lock);
+}
+
+void sim_rv_lock(sim_rv_table *t) { pthread_mutex_lock(&t->lock); }
+void sim_rv_unlock(sim_rv_table *t) { pthread_mutex_unlock(&t->lock); }
+
+static void unlist(sim_rv_table *t, sim_rv *rv) {
+  if (!rv->listed) return;
+  for (sim_rv **pp = &t->open; *pp; pp = &(*pp)->next)
+    if (*pp == rv) {
+      *pp = rv->next;
+      break;
+    }
+  rv->listed = false;
+}
+
+static sim_rv *rv_new(const sim_rv_ops *ops, uint64_t key, int nranks, int expected) {
+  size_t n = (size_t)nranks;
+  size_t payload_off = ALIGN_UP(sizeof(sim_rv) + n, 16);
+  size_t stride = ALIGN_UP(ops->slot_size ? ops->slot_size : 1, 16);
+  size_t slots_off = payload_off + ALIGN_UP(ops->payload_size, 16);
+  sim_rv *rv = sim_calloc(1, slots_off + n * stride);
+  if (!rv) return NULL;
+  rv->ops = ops;
+  rv->key = key;
+  rv->deadline = sim_deadline();
+  rv->nranks = nranks;
+  rv->expected = expected;
+  rv->payload_off = payload_off;
+  rv->slots_off = slots_off;
+  rv->slot_stride = stride;
+  return rv;
+}
+
+ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key, int nranks, int expected,
+                           int rank, unsigned flags, const void *slot, void *arg, sim_rv **out) {
+  if (out) *out = NULL;
+  pthread_mutex_lock(&t->lock);
+  sim_rv *rv = t->open;
+  while (rv && rv->key != key) rv = rv->next;
+  ncclResult_t res = ncclSuccess;
+  if (!rv) {
+    if (!(rv = rv_new(ops, key, nranks, expected))) {
+      pthread_mutex_unlock(&t->lock);
+      SIM_WARN(SIM_INIT, "%s: out of memory opening a rendezvous of %d ranks", ops->what, nranks);
+      return ncclSystemError;
+    }
+    rv->next = t->open;
+    rv->listed = true;
+    t->open = rv;
+  } else if (rv->nranks != nranks) { /* an open round has ranks in it: leave it be */
+    SIM_WARN(SIM_INIT, "%s: rank %d says nranks is %d, but rank(s) before it said %d for the same %s", ops->what,
+             rank, nranks, rv->nranks, ops->key_name);
+    res = ncclInvalidUsage;
+  } else if (rv->expected != expected) {
+    SIM_WARN(SIM_INIT, "%s: rank %d expects %d of %d ranks to take part, but rank(s) before it expected %d in the same %s",
+             ops->what, rank, expected, nranks, rv->expected, ops->key_name);
+    res = ncclInvalidUsage;
+  } else if (rank_state(rv)[rank] & RANK_PRESENT) {
+    SIM_WARN(SIM_INIT, "%s: rank %d joined twice with the same %s", ops->what, rank, ops->key_name);
+    res = ncclInvalidUsage;
+  }
+  if (res != ncclSuccess) {
+    pthread_mutex_unlock(&t->lock);
+    return res;
+  }
+  bool holds = !(flags & SIM_RV_DETACHED);
+  rank_state(rv)[rank] = (unsigned char)(RANK_PRESENT | (holds ? RANK_HOLDS : 0));
+  if (ops->slot_size) memcpy(sim_rv_slot(rv, rank), slot, ops->slot_size);
+  rv->arrived++;
+  rv->holders += holds;
+  if (rv->arrived == rv->expected) {
+    unlist(t, rv);
+    rv->result = ops->complete(rv, arg);
+    atomic_store_explicit(&rv->done, 1, memory_order_release);
+  }
+  sim_rv *mine = holds ? rv : NULL;
+  if (rv->holders == 0 && sim_rv_done(rv)) rv_free(rv); /* only detached arrivals: settled by complete */
+  pthread_mutex_unlock(&t->lock);
+  sim_waitq_wake(&t->wq);
+  if (out) *out = mine;
+  return ncclSuccess;
+}
+
+typedef struct {
+  const sim_rv *rv;
+} done_arg;
+
+static bool is_done(void *arg) { return sim_rv_done(((done_arg *)arg)->rv); }
+
+int sim_rv_wait(sim_rv_table *t, sim_rv *rv, const _Atomic int *cancel, uint64_t deadline) {
+  done_arg a = {rv};
+  return sim_waitq_wait(&t->wq, is_done, &a, cancel, deadline);
+}
+
+ncclResult_t sim_rv_leave_locked(sim_rv_table *t, sim_rv *rv, int rank) {
+  unsigned char *st = &rank_state(rv)[rank];
+  ncclResult_t res = ncclInProgress;
+  if (sim_rv_done(rv)) {
+    res = rv->result;
+  } else if (*st & RANK_PRESENT) {
+    rv->arrived--;
+  }
+  if (!sim_rv_done(rv)) *st &= (unsigned char)~RANK_PRESENT;
+  if (*st & RANK_HOLDS) {
+    *st &= (unsigned char)~RANK_HOLDS;
+    rv->holders--;
+  }
+  if (rv->holders == 0 && (sim_rv_done(rv) || rv->arrived == 0)) {
+    unlist(t, rv);
+    rv_free(rv);
+  }
+  return res;
+}
+
+ncclResult_t sim_rv_leave(sim_rv_table *t, sim_rv *rv, int rank) {
+  pthread_mutex_lock(&t->lock);
+  ncclResult_t res = sim_rv_leave_locked(t, rv, rank);
+  pthread_mutex_unlock(&t->lock);
+  sim_waitq_wake(&t->wq);
+  return res;
+}
+
+bool sim_rv_withdraw(sim_rv_table *t, sim_rv *rv, int rank) {
+  pthread_mutex_lock(&t->lock);
+  bool open = !sim_rv_done(rv);
+  if (open) sim_rv_leave_locked(t, rv, rank);
+  pthread_mutex_unlock(&t->lock);
+  return open;
+}
+
+void sim_rv_each_open(sim_rv_table *t, void (*fn)(sim_rv_table *t, sim_rv *rv, void *arg), void *arg) {
+  for (sim_rv *rv = t->open, *next; rv; rv = next) {
+    next = rv->next;
+    fn(t, rv, arg);
+  }
+}
+
+void sim_rv_missing(const sim_rv *rv, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int r = 0; r < rv->nranks && n + 16 < len; r++)
+    if (!sim_rv_present(rv, r)) n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "", r);
+}

@@ -1,0 +1,118 @@
+/*
+ * sim/core/task.c — a launch: the tasks that one stream runs as one op.
+ *
+ * The op posts every task before it waits on any, which is what lets a
+ * ring of grouped sends and receives complete, and lets one thread drive
+ * every rank. A task is listed as pending between its post and the end of
+ * its wait, so that a timeout can say what every rank was doing.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "core_internal.h"
+
+typedef struct {
+  sim_op op;
+  sim_task *tasks;
+} launch_op;
+
+static void describe_pending(sim_pending *p, char *buf, size_t len) {
+  sim_task *t = (sim_task *)((char *)p - offsetof(sim_task, pending));
+  t->ops->describe(t, buf, len);
+}
+
+void sim_task_done(sim_task *t) {
+  ncclComm_t comm = t->comm;
+  t->ops->release(t);
+  /* Under the lock: teardown frees the comm only after taking it. */
+  pthread_mutex_lock(&comm->lock);
+  atomic_fetch_sub(&comm->inflight, 1);
+  sim_waitq_wake(&comm->inflight_wq);
+  pthread_mutex_unlock(&comm->lock);
+}
+
+static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
+  launch_op *l = (launch_op *)op;
+  sim_task *t;
+  for (t = l->tasks; t; t = t->next) {
+    if (stream_err != cudaSuccess) {
+      t->result = ncclUnhandledCudaError;
+      sim_comm_fail(t->comm, t->result, "%s not run: its stream already failed (%s)", t->ops->name,
+                    cudaGetErrorName(stream_err));
+      continue;
+    }
+    if (atomic_load(&t->comm->dead)) {
+      /* NCCLSIM_FAULT: as if the process died, nothing reaches the peers. */
+      t->result = ncclRemoteError;
+      sim_comm_fail(t->comm, t->result, "%s not run: rank %d stopped at its operation %llu (NCCLSIM_FAULT)",
+                    t->ops->name, t->comm->rank, (unsigned long long)t->comm->fault_at);
+      continue;
+    }
+    if (atomic_load(&t->comm->clique->aborted)) {
+      t->result = ncclRemoteError;
+      sim_comm_fail(t->comm, t->result, "%s not run: the communicator was aborted or revoked", t->ops->name);
+      continue;
+    }
+    t->pending.describe = describe_pending;
+    sim_comm_pending_add(t->comm, &t->pending);
+    t->result = t->ops->post(t);
+    if (t->result != ncclSuccess) sim_comm_pending_del(t->comm, &t->pending);
+  }
+  uint64_t deadline = sim_deadline();
+  cudaError_t err = cudaSuccess;
+  for (t = l->tasks; t; t = t->next) {
+    if (t->result == ncclSuccess) {
+      t->result = t->ops->wait(t, deadline);
+      if (t->result == ncclTimeout) {
+        char why[160], what[384];
+        snprintf(why, sizeof why, "%s by rank %d timed out after NCCLSIM_TIMEOUT=%s s", t->ops->name, t->comm->rank,
+                 sim_param_text(SIM_P_TIMEOUT));
+        t->ops->describe(t, what, sizeof what);
+        sim_comm_fail(t->comm, ncclTimeout, "rank %d timed out after NCCLSIM_TIMEOUT=%s s in %s", t->comm->rank,
+                      sim_param_text(SIM_P_TIMEOUT), what);
+        sim_clique_dump_pending(t->comm->clique, why);
+      }
+      sim_comm_pending_del(t->comm, &t->pending);
+    }
+    if (t->result != ncclSuccess) {
+      if (atomic_load(&t->comm->async_error) == ncclSuccess)
+        sim_comm_fail(t->comm, t->result, "%s by rank %d failed: %s", t->ops->name, t->comm->rank,
+                      ncclGetErrorString(t->result));
+      if (err == cudaSuccess) err = t->result == ncclTimeout ? cudaErrorTimeout : cudaErrorLaunchFailure;
+    }
+  }
+  return stream_err != cudaSuccess ? stream_err : err;
+}
+
+static void launch_release(sim_op *op) {
+  launch_op *l = (launch_op *)op;
+  while (l->tasks) {
+    sim_task *t = l->tasks;
+    l->tasks = t->next;
+    sim_task_done(t);
+  }
+  sim_free(l);
+}
+
+ncclResult_t sim_task_launch(sim_task *list) {
+  launch_op *l = sim_calloc(1, sizeof *l);
+  if (!l) {
+    while (list) {
+      sim_task *t = list;
+      list = t->next;
+      sim_task_done(t);
+    }
+    return ncclSystemError;
+  }
+  l->op.run = launch_run;
+  l->op.release = launch_release;
+  l->op.what = list->ops->name;
+  l->tasks = list;
+  sim_stream *s = list->stream;
+  if (sim_stream_enqueue(s, &l->op) != cudaSuccess) {
+    launch_release(&l->op);
+    return ncclUnhandledCudaError;
+  }
+  return ncclSuccess;
+}
+
