@@ -1,7 +1,12 @@
 /* sim/transport_local.c — ranks as threads of one process. */
+#include <stdint.h>
 #include <string.h>
 
 #include "transport.h"
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 static void *local_map_peer(struct sim_clique *c, int peer, void *ptr) {
   (void)c;
@@ -13,4 +18,29 @@ static void local_copy(void *dst, const void *src, size_t bytes) {
   if (bytes) memcpy(dst, src, bytes);
 }
 
-const sim_transport sim_transport_local = {"local", local_map_peer, local_copy};
+/* memcpy with non-temporal stores where the CPU has them (x86-64: SSE2):
+ * no read for ownership, a third less memory traffic for large results. */
+static void local_copy_stream(void *dstv, const void *srcv, size_t bytes) {
+  unsigned char *dst = dstv;
+  const unsigned char *src = srcv;
+#if defined(__x86_64__)
+  size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+  if (head > bytes) head = bytes;
+  memcpy(dst, src, head);
+  dst += head, src += head, bytes -= head;
+  for (; bytes >= 64; bytes -= 64, dst += 64, src += 64)
+    for (int k = 0; k < 4; k++)
+      _mm_stream_si128((__m128i *)(void *)dst + k, _mm_loadu_si128((const __m128i *)(const void *)src + k));
+  for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
+    _mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
+#endif
+  if (bytes) memcpy(dst, src, bytes);
+}
+
+static void local_fence(void) {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
+const sim_transport sim_transport_local = {"local", local_map_peer, local_copy, local_copy_stream, local_fence};

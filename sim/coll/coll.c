@@ -3,15 +3,17 @@
  * argument comparison and a shared split of the work.
  *
  * Every collective call on a communicator takes the rank's next sequence
- * number. Tasks of one sequence number meet in a slot: post() adds the
- * rank's arguments without blocking, and the rank that completes the slot
- * compares every rank's call (kind, count, datatype, op, root). A mismatch
+ * number. Tasks of one sequence number meet in a round of the rendezvous
+ * (sim/sim.h): post() arrives with the rank's task without blocking, and
+ * the arrival that completes the round compares every rank's call (kind,
+ * count, datatype, op, root) and plans the work in the round's payload. A mismatch
  * fails every rank with a diagnostic naming each rank's call, where real
  * NCCL would hang or corrupt memory.
  *
  * The work of a matched slot is cut into jobs (slices of the result) which
  * every waiting rank claims with an atomic counter and runs, reading every
- * rank's buffers directly (clique->tp->map_peer). Claiming rather than
+ * rank's buffers where the transport maps them and copying through it
+ * (clique->tp, sim/transport.h). Claiming rather than
  * assigning slice k to rank k keeps the work going when one worker thread
  * runs several ranks' tasks. A rank's task completes once every job is
  * done, so no rank reuses a buffer that a peer still reads.
@@ -28,10 +30,6 @@
 
 #include "../transport.h"
 #include "coll_internal.h"
-
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
 
 typedef enum {
   C_ALLREDUCE,
@@ -54,7 +52,6 @@ static const struct {
     [C_GATHER] = {"ncclGather", false, true},         [C_SCATTER] = {"ncclScatter", false, true},
 };
 
-enum { COLLECTING = 0, READY = 1, FAILED = 2 };
 /* Op class compared across ranks: the built-in op, or PreMulSum. */
 enum { OP_PREMULSUM = ncclNumOps };
 
@@ -71,18 +68,15 @@ typedef struct coll_task {
   sim_redop redop; /* copy of the user op, when op_class is OP_PREMULSUM */
   int root;
   uint64_t seq;
-  coll_slot *slot;
+  sim_rv *round; /* while posted */
   unsigned char *tmp; /* COLL_TMP_BYTES, 64-aligned, then COLL_BLOCK * 8 of stage: in this allocation */
 } coll_task;
 
-struct coll_slot {
-  coll_slot *next;
+/* The round's payload: the plan, fixed at completion. */
+typedef struct coll_slot {
   uint64_t seq;
-  int nranks, posted, left;
-  coll_task **tasks; /* by rank, while collecting */
-  _Atomic int state;
-  sim_waitq wq;
-  /* The plan, fixed once READY. */
+  int nranks;
+  const sim_transport *tp;
   coll_kind kind;
   ncclDataType_t dt;
   red_kind red;
@@ -93,7 +87,10 @@ struct coll_slot {
   const unsigned char **send; /* by rank, mapped */
   unsigned char **recv;
   unsigned char *scalars; /* 8 bytes per rank */
-};
+} coll_slot;
+
+/* A round's slot for `rank`: that rank's task. */
+static coll_task *task_of(sim_rv *rv, int rank) { return *(coll_task **)sim_rv_slot(rv, rank); }
 
 /* ---------------------------------------------------------------- area */
 
@@ -110,16 +107,16 @@ static ncclResult_t coll_clique_init(sim_clique *c) {
     return ncclSystemError;
   }
   pthread_mutex_init(&st->lock, NULL);
+  sim_rv_table_init(&st->rounds);
   c->area[SIM_AREA_COLL] = st;
   return ncclSuccess;
 }
 
-static void slot_free(coll_slot *s) {
-  sim_free(s->tasks);
+static void plan_free(sim_rv *rv) {
+  coll_slot *s = sim_rv_payload(rv);
   sim_free(s->send);
   sim_free(s->recv);
   sim_free(s->scalars);
-  sim_free(s);
 }
 
 static void coll_clique_fini(sim_clique *c) {
@@ -131,11 +128,7 @@ static void coll_clique_fini(sim_clique *c) {
       st->ops[r] = o->next;
       sim_free(o);
     }
-  while (st->slots) {
-    coll_slot *s = st->slots;
-    st->slots = s->next;
-    slot_free(s);
-  }
+  sim_rv_table_fini(&st->rounds);
   pthread_mutex_destroy(&st->lock);
   sim_free(st->seq);
   sim_free(st->ops);
@@ -164,10 +157,10 @@ static int describe_call(const coll_task *t, char *buf, size_t len) {
 }
 
 /* coll_describe runs under the comm's lock (the timeout dump of another
- * rank); so does every change of t->slot once the task is posted. */
-static void set_slot(coll_task *t, coll_slot *s) {
+ * rank); so does every change of t->round once the task is posted. */
+static void set_round(coll_task *t, sim_rv *rv) {
   pthread_mutex_lock(&t->base.comm->lock);
-  t->slot = s;
+  t->round = rv;
   pthread_mutex_unlock(&t->base.comm->lock);
 }
 
@@ -175,11 +168,12 @@ static void coll_describe(sim_task *base, char *buf, size_t len) {
   coll_task *t = (coll_task *)base;
   int n = describe_call(t, buf, len);
   if (n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " #%llu", (unsigned long long)t->seq);
-  coll_slot *s = t->slot;
-  if (n < 0 || (size_t)n >= len || !s) return;
-  if (atomic_load(&s->state) == COLLECTING)
+  sim_rv *rv = t->round;
+  if (n < 0 || (size_t)n >= len || !rv) return;
+  coll_slot *s = sim_rv_payload(rv);
+  if (!sim_rv_done(rv))
     snprintf(buf + n, len - (size_t)n, ": waiting for the other ranks' call #%llu (%d of %d posted)",
-             (unsigned long long)t->seq, s->posted, s->nranks);
+             (unsigned long long)t->seq, sim_rv_arrived(rv), sim_rv_nranks(rv));
   else
     snprintf(buf + n, len - (size_t)n, ": running (%zu of %zu slices done)", atomic_load(&s->done_jobs), s->njobs);
 }
@@ -195,24 +189,25 @@ static bool same_call(const coll_task *a, const coll_task *b) {
  * each rank's call, ranks making the same call grouped ("ranks 0-2,5
  * ncclAllReduce(...); rank 3 ncclBroadcast(...)") so that it fits the
  * comm's last-error text even at many ranks. */
-static void fail_mismatch(coll_slot *s) {
-  char msg[512], *listed = sim_calloc((size_t)s->nranks, 1);
+static void fail_mismatch(sim_rv *rv) {
+  int nranks = sim_rv_nranks(rv);
+  char msg[512], *listed = sim_calloc((size_t)nranks, 1);
   size_t len = sizeof msg;
-  int n = snprintf(msg, len, "collective #%llu mismatched across ranks:", (unsigned long long)s->seq);
+  int n = snprintf(msg, len, "collective #%llu mismatched across ranks:", (unsigned long long)sim_rv_key(rv));
 #define ROOM (n >= 0 && (size_t)n < len)
-  for (int r = 0; r < s->nranks && listed && ROOM; r++) {
+  for (int r = 0; r < nranks && listed && ROOM; r++) {
     if (listed[r]) continue;
-    const coll_task *t = s->tasks[r];
+    const coll_task *t = task_of(rv, r);
     int cnt = 0;
-    for (int q = r; q < s->nranks; q++)
-      cnt += !listed[q] && s->tasks[q]->fn == t->fn && same_call(t, s->tasks[q]);
+    for (int q = r; q < nranks; q++)
+      cnt += !listed[q] && task_of(rv, q)->fn == t->fn && same_call(t, task_of(rv, q));
     n += snprintf(msg + n, len - (size_t)n, "%s %s ", r ? ";" : "", cnt > 1 ? "ranks" : "rank");
     /* The ranks as ranges: 0-2,5. */
-    for (int q = r, first = 1; q < s->nranks && ROOM; q++) {
-      if (listed[q] || s->tasks[q]->fn != t->fn || !same_call(t, s->tasks[q])) continue;
+    for (int q = r, first = 1; q < nranks && ROOM; q++) {
+      if (listed[q] || task_of(rv, q)->fn != t->fn || !same_call(t, task_of(rv, q))) continue;
       int end = q;
-      while (end + 1 < s->nranks && !listed[end + 1] && s->tasks[end + 1]->fn == t->fn &&
-             same_call(t, s->tasks[end + 1]))
+      while (end + 1 < nranks && !listed[end + 1] && task_of(rv, end + 1)->fn == t->fn &&
+             same_call(t, task_of(rv, end + 1)))
         end++;
       for (int k = q; k <= end; k++) listed[k] = 1;
       n += end > q ? snprintf(msg + n, len - (size_t)n, "%s%d-%d", first ? "" : ",", q, end)
@@ -225,14 +220,18 @@ static void fail_mismatch(coll_slot *s) {
   }
 #undef ROOM
   sim_free(listed);
-  for (int r = 0; r < s->nranks; r++)
-    sim_comm_fail(s->tasks[r]->base.comm, ncclInvalidUsage,
+  for (int r = 0; r < nranks; r++)
+    sim_comm_fail(task_of(rv, r)->base.comm, ncclInvalidUsage,
                   "%s (ncclsim checks this; real NCCL would hang or corrupt memory)", msg);
 }
 
-static ncclResult_t plan(coll_slot *s, sim_clique *c) {
-  const coll_task *t0 = s->tasks[0];
-  int n = s->nranks;
+static ncclResult_t plan(sim_rv *rv, sim_clique *c) {
+  coll_slot *s = sim_rv_payload(rv);
+  const coll_task *t0 = task_of(rv, 0);
+  int n = sim_rv_nranks(rv);
+  s->seq = sim_rv_key(rv);
+  s->nranks = n;
+  s->tp = c->tp;
   s->kind = t0->kind;
   s->dt = t0->dt;
   s->root = t0->root;
@@ -243,7 +242,7 @@ static ncclResult_t plan(coll_slot *s, sim_clique *c) {
   s->scalars = sim_calloc((size_t)n, 8);
   if (!s->send || !s->recv || !s->scalars) return ncclSystemError;
   for (int r = 0; r < n; r++) {
-    const coll_task *t = s->tasks[r];
+    const coll_task *t = task_of(rv, r);
     s->send[r] = t->send ? c->tp->map_peer(c, r, (void *)t->send) : NULL;
     s->recv[r] = t->recv ? c->tp->map_peer(c, r, t->recv) : NULL;
   }
@@ -257,7 +256,7 @@ static ncclResult_t plan(coll_slot *s, sim_clique *c) {
     default: s->red = RED_PREMULSUM; break;
     }
     for (int r = 0; r < n && s->red == RED_PREMULSUM; r++) {
-      const coll_task *t = s->tasks[r];
+      const coll_task *t = task_of(rv, r);
       unsigned char *dst = s->scalars + 8 * (size_t)r;
       if (t->op_class == ncclAvg) sim_avg_scalar(s->dt, n, dst);
       else if (!t->redop.device) memcpy(dst, t->redop.scalar, s->esize);
@@ -290,32 +289,10 @@ static ncclResult_t plan(coll_slot *s, sim_clique *c) {
 
 /* ---------------------------------------------------------------- work */
 
-/* memcpy with non-temporal stores where the CPU has them (x86-64: SSE2);
- * the job ends with stream_fence() before it is counted done. */
-static void stream_copy(unsigned char *dst, const unsigned char *src, size_t bytes) {
-#if defined(__x86_64__)
-  size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-  if (head > bytes) head = bytes;
-  memcpy(dst, src, head);
-  dst += head, src += head, bytes -= head;
-  for (; bytes >= 64; bytes -= 64, dst += 64, src += 64)
-    for (int k = 0; k < 4; k++)
-      _mm_stream_si128((__m128i *)(void *)dst + k, _mm_loadu_si128((const __m128i *)(const void *)src + k));
-  for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
-    _mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
-#endif
-  memcpy(dst, src, bytes);
-}
-static void stream_fence(void) {
-#if defined(__x86_64__)
-  _mm_sfence();
-#endif
-}
-
 static void copy_to(const coll_slot *s, unsigned char *dst, const unsigned char *src, size_t bytes) {
   if (dst == src) return;
-  if (s->stream) stream_copy(dst, src, bytes);
-  else memcpy(dst, src, bytes);
+  if (s->stream) s->tp->copy_stream(dst, src, bytes);
+  else s->tp->copy(dst, src, bytes);
 }
 
 /* Reduces len elements at inoff of every rank's send buffer into each of
@@ -332,7 +309,7 @@ static void reduce_job(coll_slot *s, size_t inoff, unsigned char **outs, int nou
     for (int r = 0; r < n; r++) inp[r] = s->send[r] + inoff + b;
     if (s->stream) {
       sim_reduce_block(&a, m, stage, tmp);
-      for (int o = 0; o < nouts; o++) stream_copy(outs[o] + b, stage, m * s->esize);
+      for (int o = 0; o < nouts; o++) s->tp->copy_stream(outs[o] + b, stage, m * s->esize);
     } else {
       sim_reduce_block(&a, m, outs[0] + b, tmp);
       for (int o = 1; o < nouts; o++) copy_to(s, outs[o] + b, outs[0] + b, m * s->esize);
@@ -389,9 +366,9 @@ static void run_job(coll_slot *s, size_t k, unsigned char *tmp, unsigned char *s
     }
     for (size_t d = 0; d < bytes; d += COLL_TMP_BYTES - 64) {
       size_t m = bytes - d < COLL_TMP_BYTES - 64 ? bytes - d : COLL_TMP_BYTES - 64, x = boff + d;
-      memcpy(tmp, s->send[i] + j * blk + x, m); /* i -> j, staged: in place it is i's output */
-      memcpy(s->recv[i] + j * blk + x, s->send[j] + i * blk + x, m);
-      memcpy(s->recv[j] + i * blk + x, tmp, m);
+      s->tp->copy(tmp, s->send[i] + j * blk + x, m); /* i -> j, staged: in place it is i's output */
+      s->tp->copy(s->recv[i] + j * blk + x, s->send[j] + i * blk + x, m);
+      s->tp->copy(s->recv[j] + i * blk + x, tmp, m);
     }
     break;
   }
@@ -402,118 +379,74 @@ static void run_job(coll_slot *s, size_t k, unsigned char *tmp, unsigned char *s
 
 static coll_state *state_of(sim_clique *c) { return c->area[SIM_AREA_COLL]; }
 
-static ncclResult_t coll_post(sim_task *base) {
-  coll_task *t = (coll_task *)base;
-  sim_clique *c = base->comm->clique;
-  coll_state *st = state_of(c);
-  int me = base->comm->rank;
-  ncclResult_t res = ncclSuccess;
-  pthread_mutex_lock(&st->lock);
-  coll_slot *s;
-  for (s = st->slots; s && s->seq != t->seq; s = s->next) {
+/* The round's completion: compare every rank's call, then plan. */
+static ncclResult_t coll_complete(sim_rv *rv, void *arg) {
+  sim_clique *c = arg;
+  int n = sim_rv_nranks(rv);
+  bool same = true;
+  for (int r = 1; r < n; r++) same = same && same_call(task_of(rv, 0), task_of(rv, r));
+  if (!same) {
+    fail_mismatch(rv);
+    return ncclInvalidUsage;
   }
-  if (!s) {
-    s = sim_calloc(1, sizeof *s);
-    if (s) s->tasks = sim_calloc((size_t)c->nranks, sizeof *s->tasks);
-    if (!s || !s->tasks) {
-      sim_free(s);
-      pthread_mutex_unlock(&st->lock);
-      return ncclSystemError;
-    }
-    s->seq = t->seq;
-    s->nranks = c->nranks;
-    s->next = st->slots;
-    st->slots = s;
-  }
-  s->tasks[me] = t;
-  s->posted++;
-  set_slot(t, s);
-  if (s->posted == s->nranks) {
-    bool same = true;
-    for (int r = 1; r < s->nranks; r++) same = same && same_call(s->tasks[0], s->tasks[r]);
-    int state = READY;
-    if (!same) {
-      fail_mismatch(s);
-      state = FAILED;
-    } else if ((res = plan(s, c)) != ncclSuccess) {
-      for (int r = 0; r < s->nranks; r++)
-        sim_comm_fail(s->tasks[r]->base.comm, res, "%s: out of memory planning collective #%llu", t->fn,
-                      (unsigned long long)t->seq);
-      state = FAILED;
-      res = ncclSuccess; /* every rank learns it in wait() */
-    }
-    atomic_store_explicit(&s->state, state, memory_order_release);
-    sim_waitq_wake(&s->wq);
-  }
-  pthread_mutex_unlock(&st->lock);
+  ncclResult_t res = plan(rv, c);
+  if (res != ncclSuccess) /* every rank learns it in wait() */
+    for (int r = 0; r < n; r++)
+      sim_comm_fail(task_of(rv, r)->base.comm, res, "%s: out of memory planning collective #%llu",
+                    task_of(rv, r)->fn, (unsigned long long)sim_rv_key(rv));
   return res;
 }
 
-static bool slot_matched(void *arg) {
-  return atomic_load_explicit(&((coll_slot *)arg)->state, memory_order_acquire) != COLLECTING;
+static const sim_rv_ops coll_rv = {"collective", "collective sequence number", sizeof(coll_slot),
+                                   sizeof(coll_task *), coll_complete, plan_free};
+
+static ncclResult_t coll_post(sim_task *base) {
+  coll_task *t = (coll_task *)base;
+  sim_clique *c = base->comm->clique;
+  sim_rv *rv;
+  SIM_CHECK(sim_rv_arrive(&state_of(c)->rounds, &coll_rv, t->seq, c->nranks, c->nranks, base->comm->rank, 0, &t, c,
+                          &rv));
+  set_round(t, rv);
+  return ncclSuccess;
 }
+
 static bool slot_done(void *arg) {
   coll_slot *s = arg;
   return atomic_load_explicit(&s->done_jobs, memory_order_acquire) == s->njobs;
 }
 
-/* Leaves the slot; the last rank out frees it. A rank that timed out
- * withdraws instead, unless the slot matched meanwhile: then it stays in
- * and false is returned. */
-static bool slot_leave(coll_state *st, coll_slot *s, bool withdraw, int rank) {
-  pthread_mutex_lock(&st->lock);
-  bool last;
-  if (withdraw) {
-    if (atomic_load(&s->state) != COLLECTING) {
-      pthread_mutex_unlock(&st->lock);
-      return false;
-    }
-    s->tasks[rank] = NULL;
-    last = --s->posted == 0;
-  } else {
-    last = ++s->left == s->nranks;
-  }
-  if (last)
-    for (coll_slot **pp = &st->slots; *pp; pp = &(*pp)->next)
-      if (*pp == s) {
-        *pp = s->next;
-        break;
-      }
-  pthread_mutex_unlock(&st->lock);
-  if (last) slot_free(s);
-  return true;
-}
-
 static ncclResult_t coll_wait(sim_task *base, uint64_t deadline) {
   coll_task *t = (coll_task *)base;
   sim_clique *c = base->comm->clique;
-  coll_state *st = state_of(c);
-  coll_slot *s = t->slot;
-  int rc = sim_waitq_wait(&s->wq, slot_matched, s, sim_clique_cancel(c), deadline);
+  sim_rv_table *rounds = &state_of(c)->rounds;
+  sim_rv *rv = t->round;
+  int rc = sim_rv_wait(rounds, rv, sim_clique_cancel(c), deadline);
   if (rc != 0) {
-    /* Withdraw unless the slot matched meanwhile (then carry on). The
-     * timeout dump reads t->slot under the comm's lock: unpublish it before
-     * slot_leave may free it. */
-    set_slot(t, NULL);
-    if (slot_leave(st, s, true, base->comm->rank)) return rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
-    set_slot(t, s); /* matched: still alive */
+    /* Withdraw unless the round completed meanwhile (then carry on). The
+     * timeout dump reads t->round under the comm's lock: unpublish it
+     * before the withdrawal may free it. */
+    set_round(t, NULL);
+    if (sim_rv_withdraw(rounds, rv, base->comm->rank)) return rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
+    set_round(t, rv); /* completed: still held */
   }
   ncclResult_t res = ncclSuccess;
-  if (atomic_load_explicit(&s->state, memory_order_acquire) == FAILED) {
+  if (sim_rv_result(rv) != ncclSuccess) {
     res = (ncclResult_t)atomic_load(&base->comm->async_error);
     if (res == ncclSuccess) res = ncclInvalidUsage;
   } else {
+    coll_slot *s = sim_rv_payload(rv);
     size_t k;
     while ((k = atomic_fetch_add_explicit(&s->next_job, 1, memory_order_relaxed)) < s->njobs) {
       run_job(s, k, t->tmp, t->tmp + COLL_TMP_BYTES);
-      if (s->stream) stream_fence(); /* the stores land before the job counts */
-      if (atomic_fetch_add_explicit(&s->done_jobs, 1, memory_order_acq_rel) + 1 == s->njobs) sim_waitq_wake(&s->wq);
+      if (s->stream) s->tp->fence(); /* the stores land before the job counts */
+      if (atomic_fetch_add_explicit(&s->done_jobs, 1, memory_order_acq_rel) + 1 == s->njobs)
+        sim_waitq_wake(&rounds->wq);
     }
     /* Jobs never block, so the ranks running the rest finish: no deadline. */
-    sim_waitq_wait(&s->wq, slot_done, s, NULL, UINT64_MAX);
+    sim_waitq_wait(&rounds->wq, slot_done, s, NULL, UINT64_MAX);
   }
-  set_slot(t, NULL);
-  slot_leave(st, s, false, base->comm->rank);
+  set_round(t, NULL);
+  sim_rv_leave(rounds, rv, base->comm->rank);
   return res;
 }
 

@@ -83,11 +83,10 @@ ncclResult_t sim_redop_lookup(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t dt
 void sim_redop_comm_fini(ncclComm_t comm);
 
 /* coll.c: the clique's state; redop.c keeps its per-rank lists in it. */
-typedef struct coll_slot coll_slot;
 typedef struct {
-  pthread_mutex_t lock;
+  pthread_mutex_t lock; /* guards ops */
   int nranks;
-  coll_slot *slots;      /* open rendezvous, under lock */
+  sim_rv_table rounds;   /* one round per collective sequence number */
   _Atomic uint64_t *seq; /* per rank: its next collective's sequence number */
   sim_redop **ops;       /* per rank, under lock */
 } coll_state;
