@@ -1,8 +1,10 @@
 /*
  * sim/sim.h — ncclsim's internal contract.
  *
- * Every part of the simulator (cuda/, comm/, p2p/, rma/, coll/, dev/) codes
- * against this header only. Nothing here is public: the public surface is
+ * Every part of the simulator codes against this header only: util/
+ * (parameters, logging, allocation, waiting), cuda/ (devices, memory,
+ * streams), core/ (the engine: rendezvous, tasks, groups, failures), comm/
+ * (communicators), and the areas p2p/, rma/, coll/ and dev/. Nothing here is public: the public surface is
  * <nccl.h>, <cuda_runtime_api.h>, <nccl_device.h> and <ncclsim.h>.
  */
 #ifndef NCCLSIM_SIM_H_
