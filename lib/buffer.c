@@ -34,11 +34,6 @@ const char *n4c_dtype_name(ncclDataType_t dtype) {
   return dtype_known(dtype) ? dtypes[dtype].name : NULL;
 }
 
-n4c_status_t n4c_check_ptr(const char *op, const char *arg, const void *p) {
-  if (p) return N4C_OK;
-  return n4c_error(N4C_EINVAL, "%s: %s is NULL", op, arg);
-}
-
 n4c_status_t n4c_check_dtype(const char *op, const char *arg, ncclDataType_t dtype) {
   if (dtype_known(dtype)) return N4C_OK;
   return n4c_error(N4C_EINVAL, "%s: %s is %d, not an ncclDataType_t (0..%d)", op, arg,

@@ -1,7 +1,7 @@
 /*
  * comm.c — the communicator's lifecycle: new, initialize/init, init_all,
- * split, finalize/destroy/abort, free, and the reference count that
- * resources share with the owner.
+ * split, finalize/destroy/abort and free. Its reference count, shared with
+ * its resources, is in n4c_internal.h.
  */
 #include "config.h"
 
@@ -20,15 +20,6 @@ static n4c_status_t comm_alloc(const char *op, n4c_comm_t **out) {
   c->state = N4C_COMM_NULL;
   *out = c;
   return N4C_OK;
-}
-
-void n4c_comm_ref(n4c_comm_t *comm) { atomic_fetch_add(&comm->refs, 1); }
-
-void n4c_comm_unref(n4c_comm_t *comm) {
-  if (atomic_fetch_sub(&comm->refs, 1) != 1) return;
-  /* Resources hold references, so none can be left in the list here. */
-  pthread_mutex_destroy(&comm->lock);
-  n4c_free(comm);
 }
 
 n4c_status_t n4c_get_unique_id(ncclUniqueId *out) {

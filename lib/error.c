@@ -76,3 +76,8 @@ n4c_status_t n4c_enotsup(const char *op, const char *fn) {
 n4c_status_t n4c_enomem(const char *op, const char *what) {
   return n4c_error(N4C_ENOMEM, "%s: out of memory allocating %s", op, what);
 }
+
+n4c_status_t n4c_check_ptr(const char *op, const char *arg, const void *p) {
+  if (p) return N4C_OK;
+  return n4c_error(N4C_EINVAL, "%s: %s is NULL", op, arg);
+}

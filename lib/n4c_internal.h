@@ -83,8 +83,8 @@ n4c_status_t n4c_enomem(const char *op, const char *what);
     if (n4c_e_ != cudaSuccess) return n4c_cuda_error((op), #fn, n4c_e_);       \
   } while (0)
 
-/* ---- argument checks (buffer.c, comm.c): N4C_OK or N4C_EINVAL with a
- * message naming op, arg and value. ---- */
+/* ---- argument checks (error.c, buffer.c, comm_query.c): N4C_OK or
+ * N4C_EINVAL with a message naming op, arg and value. ---- */
 
 /* "op: arg is NULL". */
 n4c_status_t n4c_check_ptr(const char *op, const char *arg, const void *p);
@@ -130,8 +130,15 @@ struct n4c_comm_s {
 /* Reads nranks, rank and device from NCCL once (N4C_EINPROGRESS while a
  * non-blocking init runs). comm must have passed n4c_check_comm. */
 n4c_status_t n4c_comm_identity(const char *op, n4c_comm_t *comm);
-void n4c_comm_ref(n4c_comm_t *comm);
-void n4c_comm_unref(n4c_comm_t *comm);
+/* The communicator's reference count: resources hold one each, so that the
+ * last of the owner and its resources frees it. */
+static inline void n4c_comm_ref(n4c_comm_t *comm) { atomic_fetch_add(&comm->refs, 1); }
+static inline void n4c_comm_unref(n4c_comm_t *comm) {
+  if (atomic_fetch_sub(&comm->refs, 1) != 1) return;
+  /* Resources hold references, so none can be left in the list here. */
+  pthread_mutex_destroy(&comm->lock);
+  n4c_free(comm);
+}
 
 /* ---- the resource base (resource.c) ----
  *

@@ -58,3 +58,22 @@ ncclResult_t sim_check_buffer(ncclComm_t comm, const void *buf, size_t count, nc
   if (!sim_mem_check_range(buf, count * size, what)) return ncclInvalidArgument;
   return ncclSuccess;
 }
+
+ncclResult_t sim_comm_check(ncclComm_t comm, const char *op) {
+  if (!comm) {
+    SIM_WARN(SIM_INIT, "%s: comm is NULL", op);
+    return ncclInvalidArgument;
+  }
+  if (comm->magic != SIM_COMM_MAGIC) {
+    SIM_WARN(SIM_INIT, "%s: comm %p is not a live communicator", op, (void *)comm);
+    return ncclInvalidArgument;
+  }
+  int st = atomic_load(&comm->state);
+  if (st != SIM_COMM_READY) {
+    static const char *names[] = {"still initializing", "ready", "finalized", "failed to initialize",
+                                  "revoked"};
+    SIM_WARN(SIM_INIT, "%s: communicator rank %d is %s", op, comm->rank, names[st]);
+    return st == SIM_COMM_INITIALIZING ? ncclInvalidArgument : ncclInvalidUsage;
+  }
+  return ncclSuccess;
+}
