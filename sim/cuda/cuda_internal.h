@@ -10,7 +10,5 @@ cudaError_t sim_cuda_error(cudaError_t err);
 /* Waits until every op enqueued on s so far has run; returns the stream's
  * sticky error. */
 cudaError_t sim_stream_drain(sim_stream *s);
-/* Drains every stream of a device. */
-cudaError_t sim_device_drain(int device);
 
 #endif

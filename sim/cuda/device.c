@@ -60,8 +60,6 @@ SIM_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int 
   return cudaSuccess;
 }
 
-SIM_EXPORT cudaError_t cudaDeviceSynchronize(void) { return sim_cuda_error(sim_device_drain(current)); }
-
 SIM_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer) {
   if (!can) return sim_cuda_error(cudaErrorInvalidValue);
   int n = sim_device_count();

@@ -186,7 +186,8 @@ cudaError_t sim_stream_drain(sim_stream *s) {
   return (cudaError_t)atomic_exchange(&s->err, cudaSuccess);
 }
 
-cudaError_t sim_device_drain(int device) {
+/* Drains every stream of a device. */
+static cudaError_t device_drain(int device) {
   /* Snapshot the device's live streams, then drain each outside the lock. */
   sim_stream *list[256];
   int n = 0;
@@ -299,3 +300,5 @@ SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t h, cudaHostFn_t fn, void 
   if ((err = sim_stream_enqueue(s, &op->op)) != cudaSuccess) sim_free(op);
   return sim_cuda_error(err);
 }
+
+SIM_EXPORT cudaError_t cudaDeviceSynchronize(void) { return sim_cuda_error(device_drain(sim_current_device())); }
