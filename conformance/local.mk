@@ -12,6 +12,7 @@ conformance_n4c_conformance_SOURCES = \
 	conformance/json.h \
 	conformance/pattern.h \
 	conformance/main.c \
+	conformance/tap.c \
 	conformance/cases.c \
 	conformance/ctx.c \
 	conformance/result.c \

@@ -104,7 +104,7 @@ void ctx_emit(case_ctx_t *ctx, enum event_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void ctx_run_defers(case_ctx_t *ctx);
 
-/* main.c: the TAP stream, the report of case i (TAP line and
+/* tap.c: the TAP stream, the report of case i (TAP line and
  * diagnostics), and the end of a run (JSON; the exit status). */
 FILE *run_take_stdout(void);
 void run_report_case(struct run *run, size_t i);
