@@ -6,6 +6,7 @@ SIM_TESTS = tests/sim_p2p tests/sim_stream tests/sim_timeout tests/sim_rma
 SIM_TESTS += tests/sim_coll tests/sim_dtype tests/sim_fault
 SIM_TESTS += tests/sim_scale
 SIM_TESTS += tests/sim_cuda tests/sim_comm tests/sim_util tests/sim_dev
+SIM_TESTS += tests/sim_rendezvous
 check_PROGRAMS += $(SIM_TESTS)
 TESTS += $(SIM_TESTS)
 endif
@@ -21,6 +22,9 @@ tests_sim_stream_LDADD = $(SIM_TEST_LDADD)
 tests_sim_timeout_SOURCES = tests/sim_timeout.c tests/sim_ranks.h
 tests_sim_timeout_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_timeout_LDADD = $(SIM_TEST_LDADD)
+tests_sim_rendezvous_SOURCES = tests/sim_rendezvous.c
+tests_sim_rendezvous_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_rendezvous_LDADD = $(SIM_TEST_LDADD)
 tests_sim_rma_SOURCES = tests/sim_rma.c tests/sim_ranks.h
 tests_sim_rma_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_rma_LDADD = $(SIM_TEST_LDADD)
