@@ -31,6 +31,17 @@ void sim_comm_free(ncclComm_t c) {
   sim_free(c);
 }
 
+/* Frees a clique whose first `nareas` areas were set up, last first. */
+static void clique_free(sim_clique *c, int nareas) {
+  while (--nareas >= 0)
+    if (areas[nareas]->clique_fini) areas[nareas]->clique_fini(c);
+  sim_rv_table_fini(&c->splits);
+  pthread_mutex_destroy(&c->lock);
+  sim_free(c->ranks);
+  sim_free(c->rank_wq);
+  sim_free(c);
+}
+
 ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
   sim_clique *c = sim_calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
@@ -55,13 +66,7 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
     if (areas[i]->clique_init && areas[i]->clique_init(c) != ncclSuccess) break;
   if (i < SIM_AREA_COUNT) {
     SIM_WARN(SIM_INIT, "cannot allocate the %s state of a %d-rank communicator", areas[i]->name, nranks);
-    while (--i >= 0)
-      if (areas[i]->clique_fini) areas[i]->clique_fini(c);
-    sim_rv_table_fini(&c->splits);
-    pthread_mutex_destroy(&c->lock);
-    sim_free(c->ranks);
-    sim_free(c->rank_wq);
-    sim_free(c);
+    clique_free(c, i);
     return ncclSystemError;
   }
   atomic_store(&c->refs, nranks);
@@ -82,13 +87,7 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
 
 void sim_clique_unref(sim_clique *c) {
   if (atomic_fetch_sub(&c->refs, 1) != 1) return;
-  for (int i = SIM_AREA_COUNT - 1; i >= 0; i--)
-    if (areas[i]->clique_fini) areas[i]->clique_fini(c);
-  sim_rv_table_fini(&c->splits);
-  pthread_mutex_destroy(&c->lock);
-  sim_free(c->ranks);
-  sim_free(c->rank_wq);
-  sim_free(c);
+  clique_free(c, SIM_AREA_COUNT);
 }
 
 void sim_comm_fini_areas(ncclComm_t comm) {
