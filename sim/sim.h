@@ -380,6 +380,11 @@ static inline const _Atomic int *sim_clique_cancel(sim_clique *c) { return &c->a
  *         what it still waits for. The machinery lists the task as pending
  *         between post and the end of wait.
  * release(): free the task.
+ * commit(): optional; called once per task, in call order, when it is sure
+ *         to be launched (outside a group at submit, inside one at
+ *         ncclGroupEnd): a task refused, dropped with a failed group or by
+ *         ncclGroupSimulateEnd is never committed. Collectives take their
+ *         sequence number here.
  * Areas report a specific diagnostic with sim_comm_fail(); otherwise the
  * machinery reports a generic one for a failed post or wait. */
 struct sim_task_ops {
@@ -388,6 +393,7 @@ struct sim_task_ops {
   ncclResult_t (*wait)(sim_task *t, uint64_t deadline_ns);
   void (*describe)(sim_task *t, char *buf, size_t len);
   void (*release)(sim_task *t);
+  void (*commit)(sim_task *t);
 };
 struct sim_task {
   sim_task *next;

@@ -216,6 +216,66 @@ static void test_one_thread_group(void **state) {
   for (int r = 0; r < R; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
 }
 
+/* ------------------------------- sequence numbers of dropped calls */
+
+/* A collective that never launches takes no sequence number: refused for
+ * its stream, dropped with a failed group, or dropped by
+ * ncclGroupSimulateEnd. Each of those happens on rank 0 alone; the next
+ * collective of both ranks must still meet. Regression test: the number
+ * was taken at the call, so rank 0 ran three ahead and the ranks' next
+ * allreduces waited in different rounds until NCCLSIM_TIMEOUT. */
+static void test_seq_of_dropped_calls(void **state) {
+  enum { R = 2, C = 16 };
+  ncclComm_t comms[R];
+  cudaStream_t st[R], dead;
+  float *b[R];
+  assert_int_equal(ncclCommInitAll(comms, R, NULL), ncclSuccess);
+  ncclsimParamSet("TIMEOUT", "5");
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(cudaStreamCreate(&st[r]), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&b[r], C * sizeof(float)), cudaSuccess);
+    float h[C];
+    for (int i = 0; i < C; i++) h[i] = (float)(r + 1);
+    cudaMemcpy(b[r], h, sizeof h, cudaMemcpyHostToDevice);
+  }
+  cudaSetDevice(0);
+  assert_int_equal(cudaStreamCreate(&dead), cudaSuccess);
+  assert_int_equal(cudaStreamDestroy(dead), cudaSuccess);
+  /* Refused: the stream is gone. */
+  assert_int_equal(ncclAllReduce(b[0], b[0], C, ncclFloat32, ncclSum, comms[0], dead), ncclUnhandledCudaError);
+  /* Dropped with its group: rank 1's call in it fails. */
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  assert_int_equal(ncclAllReduce(b[0], b[0], C, ncclFloat32, ncclSum, comms[0], st[0]), ncclSuccess);
+  cudaSetDevice(1);
+  assert_int_not_equal(ncclAllReduce(b[1], b[1], C, (ncclDataType_t)99, ncclSum, comms[1], st[1]), ncclSuccess);
+  assert_int_not_equal(ncclGroupEnd(), ncclSuccess);
+  /* Dropped by the simulation. */
+  cudaSetDevice(0);
+  ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  assert_int_equal(ncclAllReduce(b[0], b[0], C, ncclFloat32, ncclSum, comms[0], st[0]), ncclSuccess);
+  assert_int_equal(ncclGroupSimulateEnd(&info), ncclSuccess);
+  /* Both ranks now: they must meet. */
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(ncclAllReduce(b[r], b[r], C, ncclFloat32, ncclSum, comms[r], st[r]), ncclSuccess);
+  }
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(cudaStreamSynchronize(st[r]), cudaSuccess);
+    float h[C];
+    cudaMemcpy(h, b[r], sizeof h, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < C; i++) assert_true(h[i] == 3.0f);
+    cudaFree(b[r]);
+    cudaStreamDestroy(st[r]);
+  }
+  ncclsimParamSet("TIMEOUT", NULL);
+  for (int r = 0; r < R; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+}
+
 /* ------------------------------------------- unaligned 16-bit buffers */
 
 /* Users' buffers need not be aligned to their element: float16 and
@@ -313,6 +373,7 @@ int main(void) {
       cmocka_unit_test(test_mismatch),         cmocka_unit_test(test_mismatch_many_ranks),
       cmocka_unit_test(test_timeout),          cmocka_unit_test(test_one_thread_group),
       cmocka_unit_test(test_premulsum_misuse), cmocka_unit_test(test_unaligned_narrow),
+      cmocka_unit_test(test_seq_of_dropped_calls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -452,9 +452,17 @@ static ncclResult_t coll_wait(sim_task *base, uint64_t deadline) {
 
 static void coll_release(sim_task *base) { sim_free(base); }
 
+/* The sequence number is taken only by a collective sure to launch: one
+ * refused or dropped with its group takes none, or every later collective
+ * of the rank would meet its peers' previous one. */
+static void coll_commit(sim_task *base) {
+  coll_task *t = (coll_task *)base;
+  t->seq = atomic_fetch_add(&state_of(base->comm->clique)->seq[base->comm->rank], 1);
+}
+
 /* Names as literals: a static initializer must be a constant expression in
  * ISO C (kinds[k].name is one only for GCC). */
-#define OPS(name) {name, coll_post, coll_wait, coll_describe, coll_release}
+#define OPS(name) {name, coll_post, coll_wait, coll_describe, coll_release, coll_commit}
 static const struct sim_task_ops task_ops[] = {
     [C_ALLREDUCE] = OPS("ncclAllReduce"), [C_BROADCAST] = OPS("ncclBroadcast"),
     [C_REDUCE] = OPS("ncclReduce"),       [C_ALLGATHER] = OPS("ncclAllGather"),
@@ -538,8 +546,6 @@ static ncclResult_t enqueue(coll_kind kind, const char *fn, const void *send, vo
   case C_ALLTOALL: t->base.bytes = (n - 1) * bytes; break;
   default: t->base.bytes = bytes; break;
   }
-  coll_state *st = state_of(comm->clique);
-  t->seq = atomic_fetch_add(&st->seq[comm->rank], 1);
   return sim_task_submit(&t->base, stream);
 }
 

@@ -46,7 +46,10 @@ ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
     SIM_WARN(SIM_INIT, "rank %d stops at its NCCL operation %llu (%s), as NCCLSIM_FAULT asks", comm->rank,
              (unsigned long long)comm->fault_at, t->ops->name);
   atomic_fetch_add(&comm->inflight, 1);
-  if (depth == 0) return sim_task_launch(t);
+  if (depth == 0) {
+    if (t->ops->commit) t->ops->commit(t);
+    return sim_task_launch(t);
+  }
   if (tasks_tail) tasks_tail->next = t;
   else tasks_head = t;
   tasks_tail = t;
@@ -142,6 +145,8 @@ SIM_EXPORT ncclResult_t ncclGroupEnd(void) {
     group_error = ncclSuccess;
     return res;
   }
+  for (sim_task *t = tasks_head; t; t = t->next)
+    if (t->ops->commit) t->ops->commit(t);
   /* Partition by stream, keeping call order within each. */
   while (tasks_head) {
     sim_stream *s = tasks_head->stream;

@@ -198,8 +198,8 @@ static void p2p_describe(sim_task *base, char *buf, size_t len) {
 
 static void p2p_release(sim_task *base) { sim_free(base); }
 
-static const struct sim_task_ops send_ops = {"ncclSend", p2p_post, p2p_wait, p2p_describe, p2p_release};
-static const struct sim_task_ops recv_ops = {"ncclRecv", p2p_post, p2p_wait, p2p_describe, p2p_release};
+static const struct sim_task_ops send_ops = {"ncclSend", p2p_post, p2p_wait, p2p_describe, p2p_release, NULL};
+static const struct sim_task_ops recv_ops = {"ncclRecv", p2p_post, p2p_wait, p2p_describe, p2p_release, NULL};
 
 static ncclResult_t enqueue(bool is_send, void *buf, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
                             cudaStream_t stream) {
