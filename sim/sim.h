@@ -40,6 +40,7 @@
   X(LAT_US, "LAT_US", "5", "ncclGroupSimulateEnd model: microseconds of latency per operation")  \
   X(BW_GBS, "BW_GBS", "100", "ncclGroupSimulateEnd model: link bandwidth in GB/s")              \
   X(STACK_KB, "STACK_KB", "256", "stack size of each stream worker thread, in KiB")                \
+  X(STREAM_DEPTH, "STREAM_DEPTH", "1024", "operations a stream holds pending (NCCL operations, async copies, event records); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
   X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died")
 
 typedef enum {
@@ -131,6 +132,46 @@ int sim_waitq_wait(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomic in
                    uint64_t deadline_ns);
 
 /* ------------------------------------------------------------------------
+ * Host threads blocked by NCCL's rules (util/block.c). Real NCCL blocks
+ * the calling host thread at an operation's first use of a connection
+ * until the peers take part, and CUDA blocks it when a stream's queue is
+ * full. A thread blocked so registers a sim_block while it waits; each
+ * communicator rank remembers the thread of its last call (its driver).
+ * When every rank whose call could release a blocked thread is driven by
+ * a thread that is itself blocked so (this one included), nothing can
+ * ever release it: the wait ends at once with EDEADLK and a diagnostic,
+ * where a GPU would hang. */
+struct sim_clique;
+typedef struct sim_rank_ref {
+  struct sim_clique *c;
+  int rank;
+} sim_rank_ref;
+typedef struct sim_block {
+  struct sim_block *next;
+  uint64_t thread; /* sim_thread_self() of the blocked thread */
+  int tid;         /* its OS thread id, for messages */
+  char what[192];  /* "rank 0's first ncclSend to rank 1 (first-use connection)" */
+  /* Lists, as they stand now, the ranks whose next call would release the
+   * thread; 0 when it is about to be released or it cannot be told.
+   * Called under the registry's lock: may take locks of rendezvous tables
+   * and streams, never the registry's. */
+  int (*awaits)(struct sim_block *b, sim_rank_ref *out, int max);
+  void *arg;
+} sim_block;
+/* This thread's number (1, 2, ...: never reused) and OS thread id. */
+uint64_t sim_thread_self(void);
+int sim_thread_tid(void);
+/* Waits as sim_waitq_wait does, registered as blocked by b (thread, tid
+ * and `what` set by the caller through sim_block_init). Returns 0,
+ * ETIMEDOUT at deadline_ns, or EDEADLK when the thread can no longer be
+ * released; then `why` holds who drives the awaited ranks and why they
+ * cannot act. */
+void sim_block_init(sim_block *b, int (*awaits)(sim_block *b, sim_rank_ref *out, int max), void *arg,
+                    const char *fmt, ...) SIM_PRINTF(4, 5);
+int sim_block_wait(sim_block *b, sim_waitq *q, sim_ready_fn ready, void *ready_arg, uint64_t deadline_ns,
+                   char *why, size_t len);
+
+/* ------------------------------------------------------------------------
  * Devices and the allocation registry (cuda/device.c, cuda/memory.c). */
 int sim_device_count(void);
 int sim_current_device(void);
@@ -170,6 +211,9 @@ struct sim_op {
   cudaError_t (*run)(sim_op *op, cudaError_t stream_err);
   void (*release)(sim_op *op);
   const char *what;
+  /* Optional, for the deadlock check of a full stream: the ranks whose
+   * calls this op, while it runs, still waits for (sim_block.awaits). */
+  int (*awaits)(sim_op *op, sim_rank_ref *out, int max);
 };
 typedef struct CUstream_st sim_stream;
 /* Resolves a stream handle (0 = the current device's default stream).
@@ -177,7 +221,10 @@ typedef struct CUstream_st sim_stream;
  * handle. */
 sim_stream *sim_stream_resolve(cudaStream_t s, cudaError_t *err);
 int sim_stream_device(sim_stream *s);
-/* Appends op; never blocks. */
+/* Appends op. With NCCLSIM_STREAM_DEPTH ops pending on s, blocks the host
+ * thread until one completes, as CUDA does: cudaErrorTimeout after
+ * NCCLSIM_TIMEOUT, cudaErrorLaunchFailure when only this thread could ever
+ * free the stream (a WARN says which rank and why), the op not enqueued. */
 cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op);
 
 /* ------------------------------------------------------------------------
@@ -219,7 +266,9 @@ typedef struct sim_rv_table {
   sim_waitq wq; /* woken at every arrival and departure */
 } sim_rv_table;
 #define SIM_RV_TABLE_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, SIM_WAITQ_INIT}
-enum { SIM_RV_DETACHED = 1 };
+/* DETACHED: see above. ONCE: a rank already in the round is no error: the
+ * arrival is dropped (for idempotent arrivals such as connections). */
+enum { SIM_RV_DETACHED = 1, SIM_RV_ONCE = 2 };
 
 void sim_rv_table_init(sim_rv_table *t);
 /* Frees the rounds still open (their ranks are gone). */
@@ -248,6 +297,8 @@ void sim_rv_lock(sim_rv_table *t);
 void sim_rv_unlock(sim_rv_table *t);
 ncclResult_t sim_rv_leave_locked(sim_rv_table *t, sim_rv *rv, int rank);
 void sim_rv_each_open(sim_rv_table *t, void (*fn)(sim_rv_table *t, sim_rv *rv, void *arg), void *arg);
+/* The open round of `key`, or NULL; under the lock. */
+sim_rv *sim_rv_find_locked(sim_rv_table *t, uint64_t key);
 /* The round's parts. done is read with acquire order, without the lock; the
  * rest change under the lock. */
 bool sim_rv_done(const sim_rv *rv);
@@ -269,7 +320,7 @@ typedef struct sim_clique sim_clique;
 typedef struct sim_task sim_task;
 
 /* Per-area state hung off a clique, created with it and freed with it. */
-typedef enum { SIM_AREA_P2P, SIM_AREA_RMA, SIM_AREA_COLL, SIM_AREA_DEV, SIM_AREA_COUNT } sim_area_id;
+typedef enum { SIM_AREA_CONN, SIM_AREA_P2P, SIM_AREA_RMA, SIM_AREA_COLL, SIM_AREA_DEV, SIM_AREA_COUNT } sim_area_id;
 typedef struct sim_area {
   const char *name;
   /* Allocates the clique's state for this area into clique->area[id]. */
@@ -345,7 +396,15 @@ struct ncclComm {
   uint64_t ntasks;      /* NCCL operations submitted so far */
   uint64_t fault_at;    /* NCCLSIM_FAULT: this rank dies at this operation (0: never) */
   _Atomic int dead;     /* stopped by NCCLSIM_FAULT: its operations never reach peers */
+  _Atomic uint64_t driver; /* sim_thread_self() of its last NCCL call (0: none yet) */
+  _Atomic int driver_tid;
 };
+
+/* Records the calling thread as comm's driver (every NCCL call does). */
+static inline void sim_comm_driven(ncclComm_t comm) {
+  atomic_store_explicit(&comm->driver, sim_thread_self(), memory_order_relaxed);
+  atomic_store_explicit(&comm->driver_tid, sim_thread_tid(), memory_order_relaxed);
+}
 
 /* Validates a comm handle: non-NULL, alive, READY. Logs a WARN naming `op`
  * and returns ncclInvalidArgument (NULL/dead) or ncclInvalidUsage (not
@@ -394,12 +453,27 @@ struct sim_task_ops {
   void (*describe)(sim_task *t, char *buf, size_t len);
   void (*release)(sim_task *t);
   void (*commit)(sim_task *t);
+  /* Optional, for the deadlock check: the ranks that have not yet made the
+   * call this posted task waits for (sim_block.awaits); 0 when it waits for
+   * none; -1 when it cannot tell. */
+  int (*awaits)(sim_task *t, sim_rank_ref *out, int max);
 };
+/* The connection an operation uses, which real NCCL sets up at its first
+ * use (core/connect.c). */
+typedef enum {
+  SIM_CONN_NONE = 0,
+  SIM_CONN_SEND, /* the link to conn_peer; its first use needs the peer's first receive from us */
+  SIM_CONN_RECV, /* the link from conn_peer */
+  SIM_CONN_COLL, /* the collective ring: every rank's first collective */
+  SIM_CONN_RMA   /* one-sided state: every rank's first one-sided operation */
+} sim_conn_kind;
 struct sim_task {
   sim_task *next;
   const struct sim_task_ops *ops;
   ncclComm_t comm;
   sim_stream *stream;
+  sim_conn_kind conn; /* set by the area */
+  int conn_peer;
   size_t bytes;        /* bytes this rank moves, for ncclGroupSimulateEnd's model */
   sim_pending pending; /* managed by the machinery */
   ncclResult_t result; /* set by the machinery */
@@ -407,6 +481,16 @@ struct sim_task {
 /* Validates the stream, then launches the task now (outside a group) or at
  * ncclGroupEnd. On error the task is released and the error returned. */
 ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream);
+/* Real NCCL's first-use connections (core/connect.c): before a launch,
+ * every task of blocking communicators whose connection is not yet set up
+ * makes its rank arrive there, then the host thread waits until the peers
+ * have arrived too. ncclSuccess; ncclInvalidUsage when only blocked threads
+ * (this one included) could make the peers arrive, ncclTimeout after
+ * NCCLSIM_TIMEOUT: each with a diagnostic, the connections left as they
+ * were. Collectives are connected at init instead when NCCL_RUNTIME_CONNECT
+ * is 0 in the environment at the communicator's creation, as in NCCL. */
+ncclResult_t sim_connect(sim_task *list);
+extern const sim_area sim_area_conn;
 /* Thread's group depth (0 outside ncclGroupStart/End). */
 int sim_group_depth(void);
 /* Work to run at ncclGroupEnd on the calling thread (comm init, window

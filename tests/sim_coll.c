@@ -126,10 +126,15 @@ static _Atomic int timed_out; /* ranks whose wait has ended */
 
 static void timeout_body(rank_ctx *c) {
   float *b;
+  assert_int_equal(cudaMalloc((void **)&b, COUNT * sizeof(float)), cudaSuccess);
+  /* A first collective of every rank: as on a GPU, it connects the ring
+   * and blocks each caller until all have come; what times out below is
+   * the collective itself, on the stream. */
+  assert_int_equal(ncclAllReduce(b, b, COUNT, ncclFloat32, ncclSum, c->comm, 0), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
   /* Short only now that every rank's init is done: a loaded machine can
    * take longer than 0.3 s to bring the ranks together. */
   ncclsimParamSet("TIMEOUT", "0.3");
-  assert_int_equal(cudaMalloc((void **)&b, COUNT * sizeof(float)), cudaSuccess);
   if (c->rank == N - 1) {
     /* Late for sure: only once every other rank has timed out and left
      * (bounded, so a bug here cannot hang the test). */

@@ -81,6 +81,21 @@ static void test_revoke_unblocks(void **state) {
     cudaSetDevice(r);
     cudaMalloc((void **)&b[r], 64);
   }
+  /* Connect the links 0->1 and 0->2 in a group first: one thread drives
+   * every rank, and a lone first receive would wait for a send only it
+   * could make. */
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  for (int r = 1; r < 3; r++) {
+    cudaSetDevice(0);
+    assert_int_equal(ncclSend(b[0], 4, ncclInt32, r, comms[0], 0), ncclSuccess);
+    cudaSetDevice(r);
+    assert_int_equal(ncclRecv(b[r], 4, ncclInt32, 0, comms[r], 0), ncclSuccess);
+  }
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  for (int r = 0; r < 3; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+  }
   cudaSetDevice(1);
   assert_int_equal(ncclRecv(b[1], 4, ncclInt32, 0, comms[1], 0), ncclSuccess);
   cudaSetDevice(2);

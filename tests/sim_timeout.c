@@ -19,10 +19,19 @@ static double now(void) {
  * reports an error, the async error is ncclTimeout, and the text names the
  * rank and the pending operation. */
 static void lonely_recv(rank_ctx *c) {
-  if (c->rank != 1) return;
-  ncclsimParamSet("TIMEOUT", "0.3"); /* only now: init had 120 s */
   int *b;
   cudaMalloc((void **)&b, 16);
+  /* One exchange first: as on a GPU, the link's first use blocks both
+   * callers until the other comes; what times out below is the receive
+   * itself, on the stream. */
+  if (c->rank == 0) assert_int_equal(ncclSend(b, 4, ncclInt32, 1, c->comm, 0), ncclSuccess);
+  else assert_int_equal(ncclRecv(b, 4, ncclInt32, 0, c->comm, 0), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+  if (c->rank != 1) {
+    cudaFree(b);
+    return;
+  }
+  ncclsimParamSet("TIMEOUT", "0.3"); /* only now: init had 120 s */
   double t0 = now();
   assert_int_equal(ncclRecv(b, 4, ncclInt32, 0, c->comm, 0), ncclSuccess);
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorTimeout);
@@ -100,9 +109,21 @@ static void test_abort_unblocks(void **state) {
   ncclsimParamSet("TIMEOUT", "120");
   ncclComm_t comms[2];
   assert_int_equal(ncclCommInitAll(comms, 2, NULL), ncclSuccess);
+  int *b, *b1;
+  cudaSetDevice(1);
+  cudaMalloc((void **)&b1, 16);
   cudaSetDevice(0);
-  int *b;
   cudaMalloc((void **)&b, 16);
+  /* Connect the link 1->0 first, in a group: one thread drives both ranks,
+   * and a lone first receive would wait for a send only it could make. */
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  assert_int_equal(ncclRecv(b, 4, ncclInt32, 1, comms[0], 0), ncclSuccess);
+  cudaSetDevice(1);
+  assert_int_equal(ncclSend(b1, 4, ncclInt32, 0, comms[1], 0), ncclSuccess);
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+  cudaSetDevice(0);
+  assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
   assert_int_equal(ncclRecv(b, 4, ncclInt32, 1, comms[0], 0), ncclSuccess);
   double t0 = now();
   pthread_t th;
@@ -112,6 +133,7 @@ static void test_abort_unblocks(void **state) {
   assert_true(now() - t0 < 60.0); /* not the 120 s timeout */
   assert_int_equal(ncclCommDestroy(comms[1]), ncclSuccess);
   cudaFree(b);
+  cudaFree(b1);
   ncclsimParamSet("TIMEOUT", NULL);
 }
 

@@ -460,9 +460,25 @@ static void coll_commit(sim_task *base) {
   t->seq = atomic_fetch_add(&state_of(base->comm->clique)->seq[base->comm->rank], 1);
 }
 
+/* The ranks that have not yet called collective #seq: their sequence
+ * numbers are taken at the call (commit), so a rank whose counter has not
+ * passed seq has not made it. */
+static int coll_awaits(sim_task *base, sim_rank_ref *out, int max) {
+  coll_task *t = (coll_task *)base;
+  sim_clique *c = base->comm->clique;
+  coll_state *st = state_of(c);
+  int n = 0;
+  for (int r = 0; r < c->nranks; r++)
+    if (atomic_load(&st->seq[r]) <= t->seq) {
+      if (n == max) return -1;
+      out[n++] = (sim_rank_ref){c, r};
+    }
+  return n;
+}
+
 /* Names as literals: a static initializer must be a constant expression in
  * ISO C (kinds[k].name is one only for GCC). */
-#define OPS(name) {name, coll_post, coll_wait, coll_describe, coll_release, coll_commit}
+#define OPS(name) {name, coll_post, coll_wait, coll_describe, coll_release, coll_commit, coll_awaits}
 static const struct sim_task_ops task_ops[] = {
     [C_ALLREDUCE] = OPS("ncclAllReduce"), [C_BROADCAST] = OPS("ncclBroadcast"),
     [C_REDUCE] = OPS("ncclReduce"),       [C_ALLGATHER] = OPS("ncclAllGather"),
@@ -527,6 +543,7 @@ static ncclResult_t enqueue(coll_kind kind, const char *fn, const void *send, vo
   t->tmp = (unsigned char *)(((uintptr_t)(t + 1) + 63) & ~(uintptr_t)63);
   t->base.ops = &task_ops[kind];
   t->base.comm = comm;
+  t->base.conn = SIM_CONN_COLL;
   t->kind = kind;
   t->fn = fn;
   t->send = send;

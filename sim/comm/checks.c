@@ -75,5 +75,6 @@ ncclResult_t sim_comm_check(ncclComm_t comm, const char *op) {
     SIM_WARN(SIM_INIT, "%s: communicator rank %d is %s", op, comm->rank, names[st]);
     return st == SIM_COMM_INITIALIZING ? ncclInvalidArgument : ncclInvalidUsage;
   }
+  sim_comm_driven(comm); /* every entry point checks its comm here */
   return ncclSuccess;
 }

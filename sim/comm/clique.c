@@ -5,8 +5,8 @@
 #include "comm_internal.h"
 #include "../transport.h"
 
-static const sim_area *const areas[SIM_AREA_COUNT] = {&sim_area_p2p, &sim_area_rma, &sim_area_coll,
-                                                      &sim_area_dev};
+static const sim_area *const areas[SIM_AREA_COUNT] = {&sim_area_conn, &sim_area_p2p, &sim_area_rma,
+                                                      &sim_area_coll, &sim_area_dev};
 
 ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *config) {
   ncclComm_t c = sim_calloc(1, sizeof *c);
@@ -19,6 +19,7 @@ ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *
   atomic_store(&c->state, SIM_COMM_INITIALIZING);
   pthread_mutex_init(&c->lock, NULL);
   c->pending.prev = c->pending.next = &c->pending;
+  sim_comm_driven(c); /* the init caller drives it until another thread calls */
   sim_options_resolve(&c->opts);
   uint64_t fault = (uint64_t)sim_param(SIM_P_FAULT);
   if (fault && (int)(fault >> 32) == rank) c->fault_at = fault & 0xffffffffu;

@@ -53,6 +53,8 @@ static ncclResult_t build(sim_rv *rv, void *arg) {
       if (!(members[k] = sim_comm_alloc(m, k, parent->device, NULL))) break;
       members[k]->opts = parent->opts;
       members[k]->blocking = parent->blocking;
+      atomic_store(&members[k]->driver, atomic_load(&parent->driver)); /* not the completer's thread */
+      atomic_store(&members[k]->driver_tid, atomic_load(&parent->driver_tid));
     }
     ncclUniqueId id;
     ncclGetUniqueId(&id);

@@ -47,6 +47,11 @@ ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
              (unsigned long long)comm->fault_at, t->ops->name);
   atomic_fetch_add(&comm->inflight, 1);
   if (depth == 0) {
+    /* A lone call is its own group: it connects, then launches. */
+    if ((res = sim_connect(t)) != ncclSuccess) {
+      sim_task_done(t);
+      return res;
+    }
     if (t->ops->commit) t->ops->commit(t);
     return sim_task_launch(t);
   }
@@ -144,6 +149,11 @@ SIM_EXPORT ncclResult_t ncclGroupEnd(void) {
     res = group_error;
     group_error = ncclSuccess;
     return res;
+  }
+  ncclResult_t cres = sim_connect(tasks_head);
+  if (cres != ncclSuccess) {
+    drop_tasks();
+    return cres;
   }
   for (sim_task *t = tasks_head; t; t = t->next)
     if (t->ops->commit) t->ops->commit(t);

@@ -107,8 +107,7 @@ ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key,
                            int rank, unsigned flags, const void *slot, void *arg, sim_rv **out) {
   if (out) *out = NULL;
   pthread_mutex_lock(&t->lock);
-  sim_rv *rv = t->open;
-  while (rv && rv->key != key) rv = rv->next;
+  sim_rv *rv = sim_rv_find_locked(t, key);
   ncclResult_t res = ncclSuccess;
   if (!rv) {
     if (!(rv = rv_new(ops, key, nranks, expected))) {
@@ -128,6 +127,10 @@ ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key,
              ops->what, rank, expected, nranks, rv->expected, ops->key_name);
     res = ncclInvalidUsage;
   } else if (rank_state(rv)[rank] & RANK_PRESENT) {
+    if (flags & SIM_RV_ONCE) {
+      pthread_mutex_unlock(&t->lock);
+      return ncclSuccess; /* *out stays NULL: only for detached arrivals */
+    }
     SIM_WARN(SIM_INIT, "%s: rank %d joined twice with the same %s", ops->what, rank, ops->key_name);
     res = ncclInvalidUsage;
   }
@@ -205,6 +208,12 @@ void sim_rv_each_open(sim_rv_table *t, void (*fn)(sim_rv_table *t, sim_rv *rv, v
     next = rv->next;
     fn(t, rv, arg);
   }
+}
+
+sim_rv *sim_rv_find_locked(sim_rv_table *t, uint64_t key) {
+  sim_rv *rv = t->open;
+  while (rv && rv->key != key) rv = rv->next;
+  return rv;
 }
 
 void sim_rv_missing(const sim_rv *rv, char *buf, size_t len) {

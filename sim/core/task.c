@@ -94,6 +94,19 @@ static void launch_release(sim_op *op) {
   sim_free(l);
 }
 
+/* The ranks the launch's tasks still wait for (the deadlock check of a
+ * full stream); -1 if one of them cannot tell. */
+static int launch_awaits(sim_op *op, sim_rank_ref *out, int max) {
+  int n = 0;
+  for (sim_task *t = ((launch_op *)op)->tasks; t; t = t->next) {
+    if (!t->ops->awaits) return -1;
+    int k = t->ops->awaits(t, out + n, max - n);
+    if (k < 0) return -1;
+    n += k;
+  }
+  return n;
+}
+
 ncclResult_t sim_task_launch(sim_task *list) {
   launch_op *l = sim_calloc(1, sizeof *l);
   if (!l) {
@@ -107,11 +120,16 @@ ncclResult_t sim_task_launch(sim_task *list) {
   l->op.run = launch_run;
   l->op.release = launch_release;
   l->op.what = list->ops->name;
+  l->op.awaits = launch_awaits;
   l->tasks = list;
   sim_stream *s = list->stream;
-  if (sim_stream_enqueue(s, &l->op) != cudaSuccess) {
+  cudaError_t err = sim_stream_enqueue(s, &l->op);
+  if (err != cudaSuccess) {
     launch_release(&l->op);
-    return ncclUnhandledCudaError;
+    /* A full stream that times out or can never drain (a WARN said why),
+     * or a worker that cannot start. */
+    return err == cudaErrorTimeout ? ncclTimeout : err == cudaErrorLaunchFailure ? ncclInvalidUsage
+                                                                                 : ncclUnhandledCudaError;
   }
   return ncclSuccess;
 }

@@ -26,6 +26,7 @@ typedef struct p2p_task {
   size_t count;
   ncclDataType_t dt;
   int peer;
+  uint64_t nth; /* this is the rank's nth send to (receive from) peer, from 0 */
   _Atomic int state;
   ncclResult_t result; /* written before state becomes DONE */
 } p2p_task;
@@ -43,6 +44,9 @@ typedef struct {
 typedef struct {
   int nranks;
   mailbox *mb; /* by receiver */
+  /* [(sender * nranks + receiver) * 2 + is_recv]: sends and receives called
+   * (committed) on each pair, for the deadlock check. */
+  _Atomic uint64_t *called;
 } p2p_state;
 
 static ncclResult_t p2p_clique_init(sim_clique *c) {
@@ -50,7 +54,8 @@ static ncclResult_t p2p_clique_init(sim_clique *c) {
   if (!st) return ncclSystemError;
   st->nranks = c->nranks;
   st->mb = sim_calloc((size_t)c->nranks, sizeof *st->mb);
-  if (!st->mb) goto fail;
+  st->called = sim_calloc((size_t)c->nranks * (size_t)c->nranks * 2, sizeof *st->called);
+  if (!st->mb || !st->called) goto fail;
   for (int r = 0; r < c->nranks; r++) {
     mailbox *m = &st->mb[r];
     pthread_mutex_init(&m->lock, NULL);
@@ -67,6 +72,7 @@ fail:
       sim_free(st->mb[r].recvs);
     }
   sim_free(st->mb);
+  sim_free((void *)st->called);
   sim_free(st);
   return ncclSystemError;
 }
@@ -80,6 +86,7 @@ static void p2p_clique_fini(sim_clique *c) {
     sim_free(st->mb[r].recvs);
   }
   sim_free(st->mb);
+  sim_free((void *)st->called);
   sim_free(st);
   c->area[SIM_AREA_P2P] = NULL;
 }
@@ -198,8 +205,35 @@ static void p2p_describe(sim_task *base, char *buf, size_t len) {
 
 static void p2p_release(sim_task *base) { sim_free(base); }
 
-static const struct sim_task_ops send_ops = {"ncclSend", p2p_post, p2p_wait, p2p_describe, p2p_release, NULL};
-static const struct sim_task_ops recv_ops = {"ncclRecv", p2p_post, p2p_wait, p2p_describe, p2p_release, NULL};
+static _Atomic uint64_t *called(p2p_state *st, int sender, int receiver, bool is_recv) {
+  return &st->called[((size_t)sender * (size_t)st->nranks + (size_t)receiver) * 2 + is_recv];
+}
+
+static void p2p_commit(sim_task *base) {
+  p2p_task *t = (p2p_task *)base;
+  p2p_state *st = base->comm->clique->area[SIM_AREA_P2P];
+  int me = base->comm->rank;
+  t->nth = t->is_send ? atomic_fetch_add(called(st, me, t->peer, false), 1)
+                      : atomic_fetch_add(called(st, t->peer, me, true), 1);
+}
+
+/* The peer, while it has not yet called the operation that matches t. */
+static int p2p_awaits(sim_task *base, sim_rank_ref *out, int max) {
+  p2p_task *t = (p2p_task *)base;
+  p2p_state *st = base->comm->clique->area[SIM_AREA_P2P];
+  int me = base->comm->rank;
+  if (atomic_load(&t->state) != QUEUED || max < 1) return 0;
+  uint64_t peer_calls = t->is_send ? atomic_load(called(st, me, t->peer, true))
+                                   : atomic_load(called(st, t->peer, me, false));
+  if (peer_calls > t->nth) return 0; /* called: it is on its way */
+  out[0] = (sim_rank_ref){base->comm->clique, t->peer};
+  return 1;
+}
+
+static const struct sim_task_ops send_ops = {"ncclSend", p2p_post,    p2p_wait,  p2p_describe,
+                                             p2p_release, p2p_commit, p2p_awaits};
+static const struct sim_task_ops recv_ops = {"ncclRecv", p2p_post,    p2p_wait,  p2p_describe,
+                                             p2p_release, p2p_commit, p2p_awaits};
 
 static ncclResult_t enqueue(bool is_send, void *buf, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
                             cudaStream_t stream) {
@@ -214,6 +248,8 @@ static ncclResult_t enqueue(bool is_send, void *buf, size_t count, ncclDataType_
   t->base.ops = is_send ? &send_ops : &recv_ops;
   t->base.comm = comm;
   t->base.bytes = count * sim_dtype_size(dt);
+  t->base.conn = is_send ? SIM_CONN_SEND : SIM_CONN_RECV;
+  t->base.conn_peer = peer;
   t->is_send = is_send;
   t->buf = buf;
   t->count = count;

@@ -1,0 +1,243 @@
+/*
+ * sim/core/connect.c — real NCCL's connections at first use, and the host
+ * thread they block.
+ *
+ * NCCL 2.30 sets up what an operation needs the first time it is used,
+ * inside the call (the implicit group end of a lone call, or ncclGroupEnd):
+ * - a point-to-point link a->b, at a's first send to b; the setup is a
+ *   bootstrap exchange that completes when b reaches its own first
+ *   receive from a (ncclTransportP2pSetup);
+ * - the collective ring, at a rank's first collective, when every rank
+ *   reaches its own (ncclTransportRingConnect and an allgather); with
+ *   NCCL_RUNTIME_CONNECT=0 (or NCCL_CUMEM_ENABLE=0) this happens in
+ *   ncclCommInitRank instead;
+ * - one-sided state, at the first ncclPutSignal, ncclSignal or
+ *   ncclWaitSignal, when every rank reaches its own first one (ncclRmaCeInit
+ *   registers a symmetric window: allgathers and barriers).
+ * Until then the calling host thread is blocked. One thread that drives two
+ * ranks without a group therefore deadlocks on a GPU at its first call;
+ * here the deadlock check (util/block.c) reports it at once.
+ *
+ * Each connection is a rendezvous round of the clique (expected: the two
+ * ends of a link, or every rank). Arrivals are detached and idempotent: the
+ * round's completion marks the connection made, which is what waiters
+ * watch. Non-blocking communicators connect in NCCL's background thread,
+ * not the caller's: here their operations simply meet on the stream.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim.h"
+
+typedef struct {
+  sim_rv_table rounds;
+  _Atomic unsigned char *links; /* [a * n + b]: a's sends to b are connected */
+  _Atomic int coll, rma;        /* connected */
+  bool runtime;                 /* collectives connect at first use */
+} conn_state;
+
+enum { KEY_LINK = 1, KEY_COLL = 2, KEY_RMA = 3 };
+#define KEY(kind, idx) (((uint64_t)(kind) << 56) | (uint64_t)(idx))
+
+static conn_state *state_of(sim_clique *c) { return c->area[SIM_AREA_CONN]; }
+
+/* NCCL's own variables, read as NCCL reads them at a communicator's init. */
+static bool env_on(const char *name) {
+  const char *v = getenv(name);
+  return !v || atoi(v) != 0;
+}
+
+static ncclResult_t conn_clique_init(sim_clique *c) {
+  conn_state *st = sim_calloc(1, sizeof *st);
+  size_t n = (size_t)c->nranks;
+  if (st) st->links = sim_calloc(n * n, 1);
+  if (!st || !st->links) {
+    sim_free(st);
+    return ncclSystemError;
+  }
+  sim_rv_table_init(&st->rounds);
+  st->runtime = env_on("NCCL_RUNTIME_CONNECT") && env_on("NCCL_CUMEM_ENABLE");
+  atomic_init(&st->coll, !st->runtime);
+  for (size_t r = 0; r < n; r++) atomic_init(&st->links[r * n + r], 1); /* to itself: no setup to wait for */
+  c->area[SIM_AREA_CONN] = st;
+  return ncclSuccess;
+}
+
+static void conn_clique_fini(sim_clique *c) {
+  conn_state *st = state_of(c);
+  sim_rv_table_fini(&st->rounds);
+  sim_free((void *)st->links);
+  sim_free(st);
+  c->area[SIM_AREA_CONN] = NULL;
+}
+
+const sim_area sim_area_conn = {.name = "connections", .clique_init = conn_clique_init,
+                                .clique_fini = conn_clique_fini};
+
+/* ------------------------------------------------------------ the need */
+
+typedef struct {
+  sim_task *task;
+  sim_clique *c;
+  uint64_t key;
+  int a, b; /* a link's sender and receiver; -1 for the comm-wide ones */
+  bool arrived;
+} need;
+
+static _Atomic int *flag_of(sim_clique *c, uint64_t key) {
+  conn_state *st = state_of(c);
+  switch (key >> 56) {
+  case KEY_COLL: return &st->coll;
+  case KEY_RMA: return &st->rma;
+  default: return NULL;
+  }
+}
+
+static bool is_connected(const need *nd) {
+  conn_state *st = state_of(nd->c);
+  if (nd->a >= 0) return atomic_load_explicit(&st->links[(size_t)nd->a * (size_t)nd->c->nranks + (size_t)nd->b],
+                                              memory_order_acquire);
+  return atomic_load_explicit(flag_of(nd->c, nd->key), memory_order_acquire);
+}
+
+static bool ready(void *arg) { return is_connected(arg); }
+
+/* The round's completion: the connection is made. */
+static ncclResult_t made(sim_rv *rv, void *arg) {
+  sim_clique *c = arg;
+  conn_state *st = state_of(c);
+  uint64_t key = sim_rv_key(rv);
+  if (key >> 56 == KEY_LINK) atomic_store_explicit(&st->links[key & 0xffffffffffffffull], 1, memory_order_release);
+  else atomic_store_explicit(flag_of(c, key), 1, memory_order_release);
+  return ncclSuccess;
+}
+
+static const sim_rv_ops conn_rv = {"connection setup", "connection", 0, 0, made, NULL};
+
+/* What t needs, or false if nothing (connected, non-blocking comm, ...). */
+static bool need_of(sim_task *t, need *nd) {
+  ncclComm_t comm = t->comm;
+  sim_clique *c = comm->clique;
+  size_t n = (size_t)c->nranks;
+  *nd = (need){t, c, 0, -1, -1, false};
+  if (!comm->blocking) return false;
+  switch (t->conn) {
+  case SIM_CONN_SEND:
+  case SIM_CONN_RECV:
+    nd->a = t->conn == SIM_CONN_SEND ? comm->rank : t->conn_peer;
+    nd->b = t->conn == SIM_CONN_SEND ? t->conn_peer : comm->rank;
+    nd->key = KEY(KEY_LINK, (size_t)nd->a * n + (size_t)nd->b);
+    break;
+  case SIM_CONN_COLL: nd->key = KEY(KEY_COLL, 0); break;
+  case SIM_CONN_RMA: nd->key = KEY(KEY_RMA, 0); break;
+  default: return false;
+  }
+  return !is_connected(nd);
+}
+
+/* The ranks whose arrival the need still waits for. */
+static int awaits(sim_block *b, sim_rank_ref *out, int max) {
+  need *nd = b->arg;
+  conn_state *st = state_of(nd->c);
+  int k = 0;
+  sim_rv_lock(&st->rounds);
+  sim_rv *rv = sim_rv_find_locked(&st->rounds, nd->key);
+  if (rv && !is_connected(nd)) {
+    int me = nd->task->comm->rank;
+    for (int r = 0; r < nd->c->nranks && k < max; r++) {
+      if (r == me || sim_rv_present(rv, r)) continue;
+      if (nd->a >= 0 && r != nd->a && r != nd->b) continue;
+      out[k++] = (sim_rank_ref){nd->c, r};
+    }
+    if (k == max) k = 0; /* too many to tell: no verdict */
+  }
+  sim_rv_unlock(&st->rounds);
+  return k;
+}
+
+/* "its first ncclRecv from rank 0" / "every rank's first collective". */
+static void describe(const need *nd, char *buf, size_t len) {
+  const char *op = nd->task->ops->name;
+  int me = nd->task->comm->rank;
+  if (nd->a >= 0 && nd->a == me)
+    snprintf(buf, len, "rank %d's first %s to rank %d waits for rank %d to connect (its first ncclRecv from rank %d)",
+             me, op, nd->b, nd->b, me);
+  else if (nd->a >= 0)
+    snprintf(buf, len, "rank %d's first %s from rank %d waits for rank %d to connect (its first ncclSend to rank %d)",
+             me, op, nd->a, nd->a, me);
+  else if (nd->key >> 56 == KEY_COLL)
+    snprintf(buf, len, "rank %d's first collective (%s) waits for every rank's first collective", me, op);
+  else
+    snprintf(buf, len, "rank %d's first one-sided operation (%s) waits for every rank's first one-sided operation",
+             me, op);
+}
+
+static const char *rule_of(const need *nd) {
+  if (nd->a >= 0) return "NCCL connects a point-to-point link at its first use";
+  if (nd->key >> 56 == KEY_COLL)
+    return "NCCL connects the collective ring at its first use; NCCL_RUNTIME_CONNECT=0 connects it at init";
+  return "NCCL sets up one-sided operations at their first use";
+}
+
+static void withdraw(need *nd) {
+  conn_state *st = state_of(nd->c);
+  sim_rv_lock(&st->rounds);
+  sim_rv *rv = sim_rv_find_locked(&st->rounds, nd->key);
+  if (rv && sim_rv_present(rv, nd->task->comm->rank)) sim_rv_leave_locked(&st->rounds, rv, nd->task->comm->rank);
+  sim_rv_unlock(&st->rounds);
+}
+
+/* Waits for one need; on failure records why on the comm. */
+static ncclResult_t wait_one(need *nd) {
+  if (is_connected(nd)) return ncclSuccess;
+  char what[192], why[384];
+  describe(nd, what, sizeof what);
+  sim_block b;
+  sim_block_init(&b, awaits, nd, "%s (first-use connection)", what);
+  ncclComm_t comm = nd->task->comm;
+  int rc = sim_block_wait(&b, &state_of(nd->c)->rounds.wq, ready, nd, sim_deadline(), why, sizeof why);
+  if (rc == 0) return ncclSuccess;
+  if (rc == EDEADLK) {
+    bool self = strstr(why, "this same thread") != NULL;
+    return sim_comm_fail(comm, ncclInvalidUsage, "%s; %s (%s): on a GPU this call never returns%s", what, why,
+                         rule_of(nd), self ? "; drive the ranks of one thread inside ncclGroupStart/End" : "");
+  }
+  char missing[256] = "";
+  sim_rank_ref aw[64];
+  int na = awaits(&b, aw, 64);
+  size_t n = 0;
+  for (int i = 0; i < na && n + 16 < sizeof missing; i++)
+    n += (size_t)snprintf(missing + n, sizeof missing - n, "%s%d", n ? "," : "", aw[i].rank);
+  return sim_comm_fail(comm, ncclTimeout, "%s; after NCCLSIM_TIMEOUT=%s s rank(s) [%s] still had not (%s: on a GPU "
+                       "this call would still be blocked)", what, sim_param_text(SIM_P_TIMEOUT), missing, rule_of(nd));
+}
+
+ncclResult_t sim_connect(sim_task *list) {
+  int count = 0;
+  for (sim_task *t = list; t; t = t->next) count++;
+  need one, *needs = count > 1 ? sim_calloc((size_t)count, sizeof *needs) : &one;
+  if (!needs) return ncclSystemError;
+  int n = 0;
+  ncclResult_t res = ncclSuccess;
+  /* Every end arrives first, so that one thread can connect the ranks of a
+   * group together, as NCCL's group end does. */
+  for (sim_task *t = list; t && res == ncclSuccess; t = t->next) {
+    need *nd = &needs[n];
+    if (!need_of(t, nd)) continue;
+    int expected = nd->a >= 0 ? 2 : nd->c->nranks;
+    res = sim_rv_arrive(&state_of(nd->c)->rounds, &conn_rv, nd->key, nd->c->nranks, expected, t->comm->rank,
+                        SIM_RV_DETACHED | SIM_RV_ONCE, NULL, nd->c, NULL);
+    nd->arrived = res == ncclSuccess;
+    n++;
+  }
+  for (int i = 0; i < n && res == ncclSuccess; i++) res = wait_one(&needs[i]);
+  if (res != ncclSuccess) /* the call fails: it never took part */
+    for (int i = 0; i < n; i++)
+      if (needs[i].arrived && !is_connected(&needs[i])) withdraw(&needs[i]);
+  if (needs != &one) sim_free(needs);
+  return res;
+}
