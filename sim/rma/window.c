@@ -26,7 +26,6 @@
 
 #include "config.h"
 #include "rma_internal.h"
-#include "../dev/dev_internal.h"
 
 /* ---- process-wide list of live handles: the pointer getters take no
  * communicator, and must reject what is not a window. ---- */
