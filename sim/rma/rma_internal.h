@@ -85,29 +85,14 @@ static inline rma_sig *rma_slot(rma_state *st, int target, int source) {
   return &st->sig[(size_t)target * (size_t)st->nranks + (size_t)source];
 }
 
-/* put_signal, signal and wait_signal as tasks (signal.c). */
-typedef enum { RMA_PUT, RMA_SIGNAL, RMA_WAIT } rma_kind;
-typedef struct {
-  int peer;
-  int cnt;
-  uint64_t want; /* `arrived` count that satisfies this descriptor */
-} rma_desc;
-typedef struct rma_task {
-  sim_task base;
-  rma_kind kind;
-  int peer;           /* put, signal: the target */
-  const void *src;    /* put */
-  size_t off, nbytes; /* put: byte offset in the target's window, bytes */
-  rma_cwin *cw;       /* put: the window (a reference) */
-  int ndesc;          /* wait */
-  rma_desc desc[];    /* wait */
-} rma_task;
-/* Allocates a task of `kind` (ndesc descriptors for a wait). */
-rma_task *rma_task_new(rma_kind kind, ncclComm_t comm, int ndesc);
+/* ---- signals (signal.c) ---- */
+
+/* One signal from source to target: bumps the (target, source) count and
+ * wakes the target's waits. A put ends with it (put.c). */
+void rma_signal_emit(sim_clique *c, int target, int source);
 /* Common enqueue checks of put and signal: comm, host RMA, peer,
  * sigIdx/ctx/flags. */
 ncclResult_t rma_check_signal_args(ncclComm_t comm, int peer, int sigIdx, int ctx, unsigned flags, const char *op);
-
 /* Host RMA enabled for comm (opts.hostRma); else a WARN and
  * ncclInvalidUsage. */
 ncclResult_t rma_check_host_rma(ncclComm_t comm, const char *op);
