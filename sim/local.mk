@@ -21,7 +21,7 @@ sim_libncclsim_core_la_SOURCES = \
 	sim/comm/checks.c \
 	sim/p2p/p2p.c \
 	sim/rma/area.c sim/rma/win_registry.c sim/rma/win_register.c sim/rma/win_pointer.c \
-	sim/rma/register.c sim/rma/signal.c sim/rma/put.c \
+	sim/rma/buf_register.c sim/rma/signal.c sim/rma/put.c \
 	sim/coll/coll.c sim/coll/reduce.c sim/coll/dtype.c sim/coll/redop.c \
 	sim/dev/props.c sim/dev/devcomm.c \
 	sim/transport_local.c

@@ -5,7 +5,7 @@
  *                   lists, deregistered handles
  *   win_register.c  ncclCommWindowRegister / Deregister, registration rounds
  *   win_pointer.c   ncclWinGetUserPtr, LSA, peer and multimem pointers
- *   register.c      registered buffers (ncclCommRegister / Deregister)
+ *   buf_register.c  registered buffers (ncclCommRegister / Deregister)
  *   signal.c        signal counters, ncclSignal, ncclWaitSignal
  *   put.c           ncclPutSignal
  *
@@ -144,7 +144,7 @@ void rma_register_comm_fini(ncclComm_t comm);
 /* Frees the rounds still open when the clique goes. */
 void rma_register_clique_fini(rma_state *st);
 
-/* ---- registered buffers (register.c) ---- */
+/* ---- registered buffers (buf_register.c) ---- */
 
 /* Frees comm's registered buffers, live and deregistered. */
 void rma_regs_fini(ncclComm_t comm);
