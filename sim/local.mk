@@ -21,7 +21,8 @@ sim_libncclsim_core_la_SOURCES = \
 	sim/comm/clique.c sim/comm/comm.c sim/comm/init.c sim/comm/split.c sim/comm/options.c \
 	sim/comm/checks.c \
 	sim/p2p/p2p.c \
-	sim/rma/window.c sim/rma/register.c sim/rma/signal.c sim/rma/put.c \
+	sim/rma/area.c sim/rma/win_registry.c sim/rma/win_register.c sim/rma/win_pointer.c \
+	sim/rma/buf_register.c sim/rma/signal.c sim/rma/put.c \
 	sim/coll/coll.c sim/coll/reduce.c sim/coll/dtype.c sim/coll/redop.c \
 	sim/dev/props.c sim/dev/devcomm.c \
 	sim/transport_local.c

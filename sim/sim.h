@@ -516,6 +516,14 @@ bool sim_group_holds(ncclComm_t comm);
 ncclResult_t sim_group_error(ncclResult_t res);
 
 /* ------------------------------------------------------------------------
+ * Device communicators (dev/devcomm.c). A window registered or deregistered
+ * by `comm`'s rank (rma/) appears in / leaves the table that every device
+ * communicator of that rank points to (ncclDevComm.windowTable). Add
+ * returns ncclSystemError when a new chunk cannot be allocated. */
+ncclResult_t sim_dev_window_add(ncclComm_t comm, ncclWindow_t win, void *base, size_t size);
+void sim_dev_window_remove(ncclComm_t comm, ncclWindow_t win);
+
+/* ------------------------------------------------------------------------
  * Helpers shared by the areas. */
 size_t sim_dtype_size(ncclDataType_t dt); /* 0 for an unknown type */
 const char *sim_dtype_name(ncclDataType_t dt);

@@ -34,11 +34,4 @@ static inline sim_dev_rank *sim_dev_rank_of(ncclComm_t comm) {
   return &st->ranks[comm->rank];
 }
 
-/* Window-table hooks for sim/rma: a window registered or deregistered by
- * `comm`'s rank appears in / leaves the table that every device
- * communicator of that rank points to (ncclDevComm.windowTable). Add
- * returns ncclSystemError when a new chunk cannot be allocated. */
-ncclResult_t sim_dev_window_add(ncclComm_t comm, ncclWindow_t win, void *base, size_t size);
-void sim_dev_window_remove(ncclComm_t comm, ncclWindow_t win);
-
 #endif /* NCCLSIM_DEV_INTERNAL_H_ */

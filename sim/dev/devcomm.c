@@ -2,12 +2,15 @@
  * sim/dev/devcomm.c — device communicators: ncclDevCommCreate/Destroy, the
  * dev area (per-rank lists, window tables) and its cleanup at destroy.
  *
- * A device communicator is validated as real NCCL validates it (see
- * ../shared/facts/nccl-host-api.md), then filled from the communicator's
- * topology and the granted requirements. Nothing runs on a device, so
- * creation needs no rendezvous: it is local to the calling rank. Each rank
- * keeps its live device communicators in a list, so that destroy finds
- * them by id and the communicator's destroy frees any left open.
+ * A device communicator is validated as real NCCL's ncclDevCommCreate
+ * validates it, then filled from the communicator's topology and the
+ * granted requirements. Nothing runs on a device, so creation needs no
+ * rendezvous: it is local to the calling rank. Each rank keeps its live
+ * device communicators in a list, so that destroy finds them by id and the
+ * communicator's destroy frees any left open.
+ *
+ * The rank's window table is filled by sim/rma through the hooks
+ * sim_dev_window_add / sim_dev_window_remove (sim/sim.h).
  */
 #include "config.h"
 

@@ -1,9 +1,62 @@
 /*
  * sim/rma/put.c — ncclPutSignal: one copy from the caller's symmetric
  * window into the target's memory of the named window, then a signal to
- * the target (see signal.c). peerWinOffset is in bytes.
+ * the target (rma_signal_emit, signal.c). peerWinOffset is in bytes.
+ *
+ * A put is a task that completes when posted: post() copies and signals, in
+ * stream order, and wait() has nothing left to wait for. The task holds a
+ * reference on the collective window until it is released, so that the
+ * target pointers it copies to stay readable after a deregistration.
  */
+#include <stdio.h>
+
 #include "rma_internal.h"
+
+typedef struct {
+  sim_task base;
+  int peer;           /* the target */
+  const void *src;    /* in the caller's symmetric window */
+  size_t off, nbytes; /* byte offset in the target's window, bytes */
+  rma_cwin *cw;       /* the window (a reference) */
+} put_task;
+
+static ncclResult_t put_post(sim_task *base) {
+  put_task *t = (put_task *)base;
+  ncclComm_t comm = base->comm;
+  sim_clique *c = comm->clique;
+  void *dst = (char *)t->cw->ptr[t->peer] + t->off;
+  if (t->nbytes) {
+    /* The target's window memory must still be allocated (ncclsim checks
+     * this; real NCCL would write to freed memory). */
+    sim_alloc_info a;
+    if (!sim_mem_lookup(dst, &a) || a.kind != SIM_MEM_NCCL) {
+      return sim_comm_fail(comm, ncclInvalidUsage,
+                           "ncclPutSignal to rank %d: its window memory %p was freed (ncclsim checks this; real "
+                           "NCCL does not)",
+                           t->peer, t->cw->ptr[t->peer]);
+    }
+    c->tp->copy(c->tp->map_peer(c, t->peer, dst), c->tp->map_peer(c, comm->rank, (void *)t->src), t->nbytes);
+  }
+  rma_signal_emit(c, t->peer, comm->rank);
+  return ncclSuccess;
+}
+
+static ncclResult_t put_wait(sim_task *base SIM_UNUSED, uint64_t deadline SIM_UNUSED) {
+  return ncclSuccess; /* a put completes when posted */
+}
+
+static void put_describe(sim_task *base, char *buf, size_t len) {
+  put_task *t = (put_task *)base;
+  snprintf(buf, len, "ncclPutSignal(%zu bytes to rank %d at window offset %zu)", t->nbytes, t->peer, t->off);
+}
+
+static void put_release(sim_task *base) {
+  put_task *t = (put_task *)base;
+  rma_cwin_unref(t->cw);
+  sim_free(t);
+}
+
+static const struct sim_task_ops put_ops = {"ncclPutSignal", put_post, put_wait, put_describe, put_release};
 
 SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclDataType_t datatype, int peer,
                                       ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
@@ -35,11 +88,13 @@ SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclD
     rma_cwin_unref(cw);
     return sim_group_error(ncclInvalidArgument);
   }
-  rma_task *t = rma_task_new(RMA_PUT, comm, 0);
+  put_task *t = sim_calloc(1, sizeof *t);
   if (!t) {
     rma_cwin_unref(cw);
     return sim_group_error(ncclSystemError);
   }
+  t->base.ops = &put_ops;
+  t->base.comm = comm;
   t->peer = peer;
   t->src = localbuff;
   t->off = peerWinOffset;

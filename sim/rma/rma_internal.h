@@ -1,7 +1,13 @@
 /*
- * sim/rma/rma_internal.h — shared by the files of sim/rma: windows and
- * registered buffers (window.c, register.c), signals and waits (signal.c),
- * puts (put.c).
+ * sim/rma/rma_internal.h — shared by the files of sim/rma:
+ *   area.c          the area's per-clique state and a rank's cleanup
+ *   win_registry.c  where windows live: per-rank and process-wide handle
+ *                   lists, deregistered handles
+ *   win_register.c  ncclCommWindowRegister / Deregister, registration rounds
+ *   win_pointer.c   ncclWinGetUserPtr, LSA, peer and multimem pointers
+ *   buf_register.c  registered buffers (ncclCommRegister / Deregister)
+ *   signal.c        signal counters, ncclSignal, ncclWaitSignal
+ *   put.c           ncclPutSignal
  *
  * A collective window (rma_cwin) is what every rank's ncclCommWindowRegister
  * of one round built together: each rank's pointer and the common size.
@@ -79,49 +85,68 @@ static inline rma_sig *rma_slot(rma_state *st, int target, int source) {
   return &st->sig[(size_t)target * (size_t)st->nranks + (size_t)source];
 }
 
-/* put_signal, signal and wait_signal as tasks (signal.c). */
-typedef enum { RMA_PUT, RMA_SIGNAL, RMA_WAIT } rma_kind;
-typedef struct {
-  int peer;
-  int cnt;
-  uint64_t want; /* `arrived` count that satisfies this descriptor */
-} rma_desc;
-typedef struct rma_task {
-  sim_task base;
-  rma_kind kind;
-  int peer;           /* put, signal: the target */
-  const void *src;    /* put */
-  size_t off, nbytes; /* put: byte offset in the target's window, bytes */
-  rma_cwin *cw;       /* put: the window (a reference) */
-  int ndesc;          /* wait */
-  rma_desc desc[];    /* wait */
-} rma_task;
-/* Allocates a task of `kind` (ndesc descriptors for a wait). */
-rma_task *rma_task_new(rma_kind kind, ncclComm_t comm, int ndesc);
+/* ---- signals (signal.c) ---- */
+
+/* One signal from source to target: bumps the (target, source) count and
+ * wakes the target's waits. A put ends with it (put.c). */
+void rma_signal_emit(sim_clique *c, int target, int source);
 /* Common enqueue checks of put and signal: comm, host RMA, peer,
  * sigIdx/ctx/flags. */
 ncclResult_t rma_check_signal_args(ncclComm_t comm, int peer, int sigIdx, int ctx, unsigned flags, const char *op);
-
 /* Host RMA enabled for comm (opts.hostRma); else a WARN and
  * ncclInvalidUsage. */
 ncclResult_t rma_check_host_rma(ncclComm_t comm, const char *op);
 
+/* ---- where windows live (win_registry.c) ---- */
+
+void rma_cwin_unref(rma_cwin *cw);
+/* A new handle of a completed round enters its rank's list, the
+ * process-wide list, the rank's memory count and its device window table. */
+void rma_win_publish(ncclComm_t comm, struct ncclWindow_vidmem *w);
+/* A handle already unlinked from its rank's list leaves the rest, drops its
+ * cwin reference and is kept dead until the communicator goes. */
+void rma_win_retire(ncclComm_t comm, struct ncclWindow_vidmem *w);
+/* The rank's list entry for win (NULL if none); caller holds the rank's
+ * lock. */
+struct ncclWindow_vidmem **rma_win_find_in(struct ncclWindow_vidmem **head, ncclWindow_t win);
+/* True if win was deregistered (and its communicator is still there);
+ * *owner, if owner is non-NULL, is the rank that held it. */
+bool rma_win_is_dead(ncclWindow_t win, ncclComm_t *owner);
+/* True if win is a live handle of any rank; *owner is that rank. */
+bool rma_win_live_owner(ncclWindow_t win, ncclComm_t *owner);
+/* The topology of a live handle, read under the process-wide lock (the
+ * handle may be deregistered right after; the values stay meaningful). */
+typedef struct {
+  rma_cwin *cw;
+  ncclComm_t comm;
+  size_t size;
+} rma_win_view;
+/* Fills v from a live handle, or logs a WARN naming op and returns false. */
+bool rma_win_lookup(ncclWindow_t win, rma_win_view *v, const char *op);
 /* The handle `win` of comm's own windows (takes a cwin reference), or NULL
  * with a WARN naming why. Locks the rank. */
 struct ncclWindow_vidmem *rma_find_own(ncclComm_t comm, ncclWindow_t win, rma_cwin **cw, const char *op);
 /* True if [p, p + bytes) lies inside one of comm's windows registered with
  * NCCL_WIN_COLL_SYMMETRIC. */
 bool rma_in_symmetric(ncclComm_t comm, const void *p, size_t bytes);
-void rma_cwin_unref(rma_cwin *cw);
+/* Frees comm's live and dead handles (destroy/abort). */
+void rma_wins_fini(ncclComm_t comm);
 
-/* Frees comm's leftover registrations and windows (destroy/abort). */
-void rma_comm_fini(ncclComm_t comm);
-/* Frees comm's registered buffers, live and deregistered (register.c). */
-void rma_regs_fini(ncclComm_t comm);
+/* ---- window registration (win_register.c) ---- */
 
 /* Non-blocking window registrations of comm still in progress:
  * ncclInProgress while any is, else ncclSuccess. Checks their deadlines.
- * ncclCommGetAsyncError may call it. */
+ * ncclCommGetAsyncError may call it (through the area's comm_poll). */
 ncclResult_t sim_rma_poll(ncclComm_t comm);
+/* comm leaves its open rounds, so that no completion writes to it, and has
+ * no non-blocking registration pending any more (destroy/abort). */
+void rma_register_comm_fini(ncclComm_t comm);
+/* Frees the rounds still open when the clique goes. */
+void rma_register_clique_fini(rma_state *st);
+
+/* ---- registered buffers (buf_register.c) ---- */
+
+/* Frees comm's registered buffers, live and deregistered. */
+void rma_regs_fini(ncclComm_t comm);
 
 #endif /* NCCLSIM_RMA_INTERNAL_H_ */

@@ -1,6 +1,6 @@
 /*
- * sim/rma/signal.c — signal counters, and the tasks of ncclPutSignal,
- * ncclSignal and ncclWaitSignal.
+ * sim/rma/signal.c — signal counters, ncclSignal and ncclWaitSignal, and
+ * the emit that ends a put (put.c).
  *
  * One 64-bit counter pair per (target, source), each on its own cache
  * line: the source bumps `arrived` with release order after its put's copy,
@@ -38,37 +38,68 @@ ncclResult_t rma_check_signal_args(ncclComm_t comm, int peer, int sigIdx, int ct
   return ncclSuccess;
 }
 
-static void emit(sim_clique *c, int target, int source) {
+void rma_signal_emit(sim_clique *c, int target, int source) {
   rma_state *st = c->area[SIM_AREA_RMA];
   atomic_fetch_add_explicit(&rma_slot(st, target, source)->arrived, 1, memory_order_release);
   sim_waitq_wake(&st->rank[target].wq);
 }
 
-static ncclResult_t put_post(rma_task *t) {
-  ncclComm_t comm = t->base.comm;
-  sim_clique *c = comm->clique;
-  void *dst = (char *)t->cw->ptr[t->peer] + t->off;
-  if (t->nbytes) {
-    /* The target's window memory must still be allocated (ncclsim checks
-     * this; real NCCL would write to freed memory). */
-    sim_alloc_info a;
-    if (!sim_mem_lookup(dst, &a) || a.kind != SIM_MEM_NCCL) {
-      return sim_comm_fail(comm, ncclInvalidUsage,
-                           "ncclPutSignal to rank %d: its window memory %p was freed (ncclsim checks this; real "
-                           "NCCL does not)",
-                           t->peer, t->cw->ptr[t->peer]);
-    }
-    c->tp->copy(c->tp->map_peer(c, t->peer, dst), c->tp->map_peer(c, comm->rank, (void *)t->src), t->nbytes);
-  }
-  emit(c, t->peer, comm->rank);
+/* ---- ncclSignal ---- */
+
+typedef struct {
+  sim_task base;
+  int peer; /* the target */
+} signal_task;
+
+static ncclResult_t signal_post(sim_task *base) {
+  rma_signal_emit(base->comm->clique, ((signal_task *)base)->peer, base->comm->rank);
   return ncclSuccess;
 }
 
-static ncclResult_t wait_post(rma_task *t) {
+static ncclResult_t signal_wait(sim_task *base SIM_UNUSED, uint64_t deadline SIM_UNUSED) {
+  return ncclSuccess; /* a signal completes when posted */
+}
+
+static void signal_describe(sim_task *base, char *buf, size_t len) {
+  snprintf(buf, len, "ncclSignal(peer=%d)", ((signal_task *)base)->peer);
+}
+
+static void task_free(sim_task *base) { sim_free(base); }
+
+static const struct sim_task_ops signal_ops = {"ncclSignal", signal_post, signal_wait, signal_describe, task_free};
+
+SIM_EXPORT ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                                   cudaStream_t stream) {
+  ncclResult_t res = rma_check_signal_args(comm, peer, sigIdx, ctx, flags, "ncclSignal");
+  if (res != ncclSuccess) return sim_group_error(res);
+  signal_task *t = sim_calloc(1, sizeof *t);
+  if (!t) return sim_group_error(ncclSystemError);
+  t->base.ops = &signal_ops;
+  t->base.comm = comm;
+  t->peer = peer;
+  return sim_task_submit(&t->base, stream);
+}
+
+/* ---- ncclWaitSignal ---- */
+
+typedef struct {
+  int peer;
+  int cnt;
+  uint64_t want; /* `arrived` count that satisfies this descriptor */
+} wait_desc;
+
+typedef struct {
+  sim_task base;
+  int ndesc;
+  wait_desc desc[];
+} wait_task;
+
+static ncclResult_t wait_post(sim_task *base) {
+  wait_task *t = (wait_task *)base;
   ncclComm_t comm = t->base.comm;
   rma_state *st = rma_of(comm);
   for (int i = 0; i < t->ndesc; i++) {
-    rma_desc *d = &t->desc[i];
+    wait_desc *d = &t->desc[i];
     d->want = atomic_fetch_add_explicit(&rma_slot(st, comm->rank, d->peer)->claimed, (uint64_t)d->cnt,
                                         memory_order_relaxed) +
               (uint64_t)d->cnt;
@@ -76,17 +107,8 @@ static ncclResult_t wait_post(rma_task *t) {
   return ncclSuccess;
 }
 
-static ncclResult_t task_post(sim_task *base) {
-  rma_task *t = (rma_task *)base;
-  switch (t->kind) {
-    case RMA_PUT: return put_post(t);
-    case RMA_SIGNAL: emit(base->comm->clique, t->peer, base->comm->rank); return ncclSuccess;
-    default: return wait_post(t); /* RMA_WAIT: rma_task_new makes only these three */
-  }
-}
-
 static bool arrived(void *arg) {
-  rma_task *t = arg;
+  wait_task *t = arg;
   rma_state *st = rma_of(t->base.comm);
   int me = t->base.comm->rank;
   for (int i = 0; i < t->ndesc; i++)
@@ -95,9 +117,8 @@ static bool arrived(void *arg) {
   return true;
 }
 
-static ncclResult_t task_wait(sim_task *base, uint64_t deadline) {
-  rma_task *t = (rma_task *)base;
-  if (t->kind != RMA_WAIT) return ncclSuccess; /* a put completes when posted */
+static ncclResult_t wait_wait(sim_task *base, uint64_t deadline) {
+  wait_task *t = (wait_task *)base;
   ncclComm_t comm = base->comm;
   int rc = sim_waitq_wait(&rma_of(comm)->rank[comm->rank].wq, arrived, t, sim_clique_cancel(comm->clique), deadline);
   if (rc == 0) return ncclSuccess;
@@ -106,21 +127,13 @@ static ncclResult_t task_wait(sim_task *base, uint64_t deadline) {
   return rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
 }
 
-static void task_describe(sim_task *base, char *buf, size_t len) {
-  rma_task *t = (rma_task *)base;
+static void wait_describe(sim_task *base, char *buf, size_t len) {
+  wait_task *t = (wait_task *)base;
   ncclComm_t comm = base->comm;
-  if (t->kind == RMA_PUT) {
-    snprintf(buf, len, "ncclPutSignal(%zu bytes to rank %d at window offset %zu)", t->nbytes, t->peer, t->off);
-    return;
-  }
-  if (t->kind == RMA_SIGNAL) {
-    snprintf(buf, len, "ncclSignal(peer=%d)", t->peer);
-    return;
-  }
   rma_state *st = rma_of(comm);
   size_t n = (size_t)snprintf(buf, len, "ncclWaitSignal(nDesc=%d) on rank %d, still missing:", t->ndesc, comm->rank);
   for (int i = 0; i < t->ndesc && n < len; i++) {
-    rma_desc *d = &t->desc[i];
+    wait_desc *d = &t->desc[i];
     uint64_t got = atomic_load(&rma_slot(st, comm->rank, d->peer)->arrived);
     uint64_t first = d->want - (uint64_t)d->cnt; /* signals owed to earlier waits */
     uint64_t have = got > first ? got - first : 0;
@@ -130,35 +143,7 @@ static void task_describe(sim_task *base, char *buf, size_t len) {
   }
 }
 
-static void task_release(sim_task *base) {
-  rma_task *t = (rma_task *)base;
-  if (t->cw) rma_cwin_unref(t->cw);
-  sim_free(t);
-}
-
-static const struct sim_task_ops put_ops = {"ncclPutSignal", task_post, task_wait, task_describe, task_release};
-static const struct sim_task_ops signal_ops = {"ncclSignal", task_post, task_wait, task_describe, task_release};
-static const struct sim_task_ops wait_ops = {"ncclWaitSignal", task_post, task_wait, task_describe, task_release};
-
-rma_task *rma_task_new(rma_kind kind, ncclComm_t comm, int ndesc) {
-  rma_task *t = sim_calloc(1, sizeof *t + (size_t)ndesc * sizeof t->desc[0]);
-  if (!t) return NULL;
-  t->base.ops = kind == RMA_PUT ? &put_ops : kind == RMA_SIGNAL ? &signal_ops : &wait_ops;
-  t->base.comm = comm;
-  t->kind = kind;
-  t->ndesc = ndesc;
-  return t;
-}
-
-SIM_EXPORT ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
-                                   cudaStream_t stream) {
-  ncclResult_t res = rma_check_signal_args(comm, peer, sigIdx, ctx, flags, "ncclSignal");
-  if (res != ncclSuccess) return sim_group_error(res);
-  rma_task *t = rma_task_new(RMA_SIGNAL, comm, 0);
-  if (!t) return sim_group_error(ncclSystemError);
-  t->peer = peer;
-  return sim_task_submit(&t->base, stream);
-}
+static const struct sim_task_ops wait_ops = {"ncclWaitSignal", wait_post, wait_wait, wait_describe, task_free};
 
 SIM_EXPORT ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *descs, ncclComm_t comm,
                                        cudaStream_t stream) {
@@ -183,8 +168,11 @@ SIM_EXPORT ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *descs, n
       return sim_group_error(ncclInvalidArgument);
     }
   }
-  rma_task *t = rma_task_new(RMA_WAIT, comm, nDesc);
+  wait_task *t = sim_calloc(1, sizeof *t + (size_t)nDesc * sizeof t->desc[0]);
   if (!t) return sim_group_error(ncclSystemError);
+  t->base.ops = &wait_ops;
+  t->base.comm = comm;
+  t->ndesc = nDesc;
   for (int i = 0; i < nDesc; i++) {
     t->desc[i].peer = descs[i].peer;
     t->desc[i].cnt = descs[i].opCnt;

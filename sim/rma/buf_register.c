@@ -1,5 +1,6 @@
 /*
- * sim/rma/register.c — ncclCommRegister / ncclCommDeregister.
+ * sim/rma/buf_register.c — registered buffers: ncclCommRegister /
+ * ncclCommDeregister.
  *
  * Registration is local. The simulator has nothing to pin, so a handle only
  * records the range (for bounds checks and ncclCommMemStats). A handle that

@@ -1,24 +1,18 @@
 /*
- * sim/rma/window.c — the rma area, and windows: ncclCommWindowRegister /
- * Deregister, ncclWinGetUserPtr and the LSA, peer and multimem pointers.
+ * sim/rma/win_register.c — ncclCommWindowRegister / Deregister, and the
+ * registration rounds behind them.
  *
  * Registration is collective. Each rank posts (pointer, size, flags) into a
  * round named by its count of registrations on the communicator; the last
  * to arrive compares the sizes and builds the collective window and every
- * rank's handle. A blocking caller waits for that (at ncclGroupEnd inside a
- * group); on a non-blocking communicator the caller returns ncclInProgress,
- * the completing rank writes the caller's handle, and until then the
- * caller's async error reads ncclInProgress.
+ * rank's handle, which it publishes (win_registry.c). A blocking caller
+ * waits for that (at ncclGroupEnd inside a group); on a non-blocking
+ * communicator the caller returns ncclInProgress, the completing rank
+ * writes the caller's handle, and until then the caller's async error reads
+ * ncclInProgress (sim_rma_poll fails it past its deadline).
  *
- * LSA teams are the ranks of one simulated node (NCCLSIM_RANKS_PER_NODE).
- * Real NCCL's LSA pointers are mappings of the peer's memory, distinct from
- * the user pointer even for the own rank; ranks here share one address
- * space, so an LSA pointer is the peer's own address, as the transport maps
- * it (sim/transport.h).
- *
- * Deregistration is local. A deregistered handle is kept (dead) until the
- * communicator goes, so that a second deregistration or a put naming it is
- * recognised rather than being a use after free.
+ * Deregistration is local: the handle leaves the rank's list and is
+ * retired, kept dead until the communicator goes (win_registry.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,62 +20,6 @@
 
 #include "config.h"
 #include "rma_internal.h"
-#include "../dev/dev_internal.h"
-
-/* ---- process-wide list of live handles: the pointer getters take no
- * communicator, and must reject what is not a window. ---- */
-static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
-static struct ncclWindow_vidmem *glive;
-
-static void glink(struct ncclWindow_vidmem *w) {
-  pthread_mutex_lock(&glock);
-  w->gprev = NULL;
-  w->gnext = glive;
-  if (glive) glive->gprev = w;
-  glive = w;
-  pthread_mutex_unlock(&glock);
-}
-
-static void gunlink(struct ncclWindow_vidmem *w) {
-  pthread_mutex_lock(&glock);
-  if (w->gprev) w->gprev->gnext = w->gnext;
-  else if (ALWAYS(glive == w)) glive = w->gnext;
-  if (w->gnext) w->gnext->gprev = w->gprev;
-  w->gnext = w->gprev = NULL;
-  pthread_mutex_unlock(&glock);
-}
-
-/* The topology of a live handle, read under glock (the handle may be
- * deregistered right after; the values stay meaningful). */
-typedef struct {
-  rma_cwin *cw;
-  ncclComm_t comm;
-  size_t size;
-} win_view;
-
-static bool glookup(ncclWindow_t win, win_view *v, const char *op) {
-  bool found = false;
-  pthread_mutex_lock(&glock);
-  for (struct ncclWindow_vidmem *w = glive; w; w = w->gnext)
-    if (w == win) {
-      v->cw = w->cw;
-      v->comm = w->comm;
-      v->size = w->size;
-      found = true;
-      break;
-    }
-  pthread_mutex_unlock(&glock);
-  if (!found) SIM_WARN(SIM_RMA, "%s: window %p is not a registered window", op, (void *)win);
-  return found;
-}
-
-/* ---- collective windows ---- */
-
-void rma_cwin_unref(rma_cwin *cw) {
-  if (atomic_fetch_sub(&cw->refs, 1) != 1) return;
-  sim_free(cw->ptr);
-  sim_free(cw);
-}
 
 /* ---- registration rounds ---- */
 
@@ -201,17 +139,7 @@ static void round_complete(sim_clique *c, rma_state *st, rma_round *r) {
         w->ptr = r->ptr[i];
         w->size = r->size[i];
         w->flags = r->flags[i];
-        rma_rank *rk = &st->rank[i];
-        pthread_mutex_lock(&rk->lock);
-        w->next = rk->wins;
-        rk->wins = w;
-        pthread_mutex_unlock(&rk->lock);
-        glink(w);
-        atomic_fetch_add(&comm->mem_bytes, (uint64_t)w->size);
-        /* The rank's device communicators see it in their window table. */
-        if (sim_dev_window_add(comm, w, w->ptr, w->size) != ncclSuccess)
-          SIM_WARN(SIM_RMA, "rank %d: window %p is missing from the device window table (out of memory)", i,
-                   (void *)w);
+        rma_win_publish(comm, w);
       }
       SIM_INFO(SIM_RMA, "window round %llu: %d ranks, %zu bytes each, flags 0x%x", (unsigned long long)r->seq, n,
                cw->size, (unsigned)cw->flags);
@@ -461,33 +389,6 @@ SIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size
   return await(comm, r, win);
 }
 
-/* The rank's handle list entry for win (NULL if none); caller holds rk->lock. */
-static struct ncclWindow_vidmem **find_in(struct ncclWindow_vidmem **head, ncclWindow_t win) {
-  for (struct ncclWindow_vidmem **pp = head; *pp; pp = &(*pp)->next)
-    if (*pp == win) return pp;
-  return NULL;
-}
-
-/* Deregistered handles, kept per rank until the communicator goes. */
-typedef struct dead_win {
-  struct dead_win *next;
-  struct ncclWindow_vidmem *w;
-} dead_win;
-static pthread_mutex_t dead_lock = PTHREAD_MUTEX_INITIALIZER;
-static dead_win *dead_list; /* all ranks; searched only on errors */
-
-static bool is_dead(ncclWindow_t win, ncclComm_t *owner) {
-  bool found = false;
-  pthread_mutex_lock(&dead_lock);
-  for (dead_win *d = dead_list; d; d = d->next)
-    if (d->w == win) {
-      found = true;
-      if (owner) *owner = d->w->comm;
-      break;
-    }
-  pthread_mutex_unlock(&dead_lock);
-  return found;
-}
 
 SIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   static const char op[] = "ncclCommWindowDeregister";
@@ -495,204 +396,28 @@ SIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t w
   if (!win) return ncclSuccess; /* a NULL window (NCCLSIM_WINDOWS=0) */
   rma_rank *rk = &rma_of(comm)->rank[comm->rank];
   pthread_mutex_lock(&rk->lock);
-  struct ncclWindow_vidmem **pp = find_in(&rk->wins, win), *w = pp ? *pp : NULL;
+  struct ncclWindow_vidmem **pp = rma_win_find_in(&rk->wins, win), *w = pp ? *pp : NULL;
   if (w) *pp = w->next;
   pthread_mutex_unlock(&rk->lock);
   if (!w) {
-    win_view v;
-    if (is_dead(win, NULL)) {
+    ncclComm_t owner;
+    if (rma_win_is_dead(win, NULL)) {
       SIM_WARN(SIM_RMA, "%s: rank %d: window %p was deregistered already", op, comm->rank, (void *)win);
       return ncclInvalidUsage;
     }
-    pthread_mutex_lock(&glock);
-    bool other = false;
-    for (struct ncclWindow_vidmem *g = glive; g; g = g->gnext)
-      if (g == win) other = true, v.comm = g->comm;
-    pthread_mutex_unlock(&glock);
-    if (other)
-      SIM_WARN(SIM_RMA, "%s: window %p is rank %d's handle, not one of rank %d's", op, (void *)win, v.comm->rank,
+    if (rma_win_live_owner(win, &owner))
+      SIM_WARN(SIM_RMA, "%s: window %p is rank %d's handle, not one of rank %d's", op, (void *)win, owner->rank,
                comm->rank);
     else
       SIM_WARN(SIM_RMA, "%s: window %p is not a registered window", op, (void *)win);
     return ncclInvalidArgument;
   }
-  gunlink(w);
-  sim_dev_window_remove(comm, w);
-  atomic_fetch_sub(&comm->mem_bytes, (uint64_t)w->size);
-  w->magic = 0;
-  rma_cwin_unref(w->cw);
-  w->cw = NULL;
-  dead_win *d = sim_calloc(1, sizeof *d);
-  if (d) {
-    d->w = w;
-    pthread_mutex_lock(&dead_lock);
-    d->next = dead_list;
-    dead_list = d;
-    pthread_mutex_unlock(&dead_lock);
-  } else {
-    sim_free(w); /* cannot remember it: a later misuse reads as "not a window" */
-  }
+  rma_win_retire(comm, w);
   return ncclSuccess;
 }
 
-struct ncclWindow_vidmem *rma_find_own(ncclComm_t comm, ncclWindow_t win, rma_cwin **cw, const char *op) {
-  rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
-  struct ncclWindow_vidmem **pp = find_in(&rk->wins, win), *w = pp ? *pp : NULL;
-  if (w) {
-    atomic_fetch_add(&w->cw->refs, 1);
-    *cw = w->cw;
-  }
-  pthread_mutex_unlock(&rk->lock);
-  if (w) return w;
-  /* Real NCCL: "Device object does not exist in shadow pool." */
-  ncclComm_t owner = NULL;
-  win_view v;
-  if (is_dead(win, &owner))
-    SIM_WARN(SIM_RMA, "%s: device object does not exist in shadow pool: window %p was deregistered", op,
-             (void *)win);
-  else if (glookup(win, &v, op))
-    SIM_WARN(SIM_RMA,
-             "%s: device object does not exist in shadow pool: window %p is rank %d's handle; name the target by "
-             "rank %d's own handle of the collective window",
-             op, (void *)win, v.comm->rank, comm->rank);
-  else
-    SIM_WARN(SIM_RMA, "%s: device object does not exist in shadow pool: window %p", op, (void *)win);
-  return NULL;
-}
-
-bool rma_in_symmetric(ncclComm_t comm, const void *p, size_t bytes) {
-  rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  bool ok = false;
-  pthread_mutex_lock(&rk->lock);
-  for (struct ncclWindow_vidmem *w = rk->wins; w && !ok; w = w->next) {
-    if (!(w->flags & NCCL_WIN_COLL_SYMMETRIC)) continue;
-    size_t off = (size_t)((const char *)p - (const char *)w->ptr);
-    ok = (const char *)p >= (const char *)w->ptr && off <= w->size && bytes <= w->size - off;
-  }
-  pthread_mutex_unlock(&rk->lock);
-  return ok;
-}
-
-SIM_EXPORT ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void **outUserPtr) {
-  static const char op[] = "ncclWinGetUserPtr";
-  SIM_CHECK(sim_comm_check(comm, op));
-  if (!win || !outUserPtr) {
-    SIM_WARN(SIM_RMA, "%s: win %p or outUserPtr %p is NULL", op, (void *)win, (void *)outUserPtr);
-    return ncclInvalidArgument;
-  }
-  rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
-  struct ncclWindow_vidmem **pp = find_in(&rk->wins, win);
-  void *p = pp ? (*pp)->ptr : NULL;
-  pthread_mutex_unlock(&rk->lock);
-  if (!pp) {
-    SIM_WARN(SIM_RMA, "%s: window %p is not one of rank %d's registered windows", op, (void *)win, comm->rank);
-    return ncclInvalidArgument;
-  }
-  *outUserPtr = p;
-  return ncclSuccess;
-}
-
-/* Common checks of the pointer getters. */
-static ncclResult_t pointer_check(ncclWindow_t win, size_t offset, void **out, win_view *v, const char *op) {
-  if (!out) {
-    SIM_WARN(SIM_RMA, "%s: outPtr is NULL", op);
-    return ncclInvalidArgument;
-  }
-  *out = NULL;
-  if (!win || !glookup(win, v, op)) {
-    if (!win) SIM_WARN(SIM_RMA, "%s: window is NULL", op);
-    return ncclInvalidArgument;
-  }
-  if (offset >= v->size) {
-    SIM_WARN(SIM_RMA, "%s: offset %zu is past the window's %zu bytes", op, offset, v->size);
-    return ncclInvalidArgument;
-  }
-  return ncclSuccess;
-}
-
-/* `peer`'s window memory at offset, as the caller maps it. */
-static void *peer_address(win_view *v, int peer, size_t offset) {
-  sim_clique *c = v->comm->clique;
-  return c->tp->map_peer(c, peer, (char *)v->cw->ptr[peer] + offset);
-}
-
-SIM_EXPORT ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offset, int lsaRank, void **outPtr) {
-  static const char op[] = "ncclGetLsaDevicePointer";
-  win_view v;
-  SIM_CHECK(pointer_check(window, offset, outPtr, &v, op));
-  if (lsaRank < 0 || lsaRank >= v.comm->lsa_size) {
-    SIM_WARN(SIM_RMA, "%s: lsaRank is %d, but rank %d's LSA team (node %d) has %d ranks", op, lsaRank,
-             v.comm->rank, v.comm->node, v.comm->lsa_size);
-    return ncclInvalidArgument;
-  }
-  int peer = v.comm->node * v.comm->clique->ranks_per_node + lsaRank;
-  *outPtr = peer_address(&v, peer, offset);
-  return ncclSuccess;
-}
-
-SIM_EXPORT ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t offset, int peer, void **outPtr) {
-  static const char op[] = "ncclGetPeerDevicePointer";
-  win_view v;
-  SIM_CHECK(pointer_check(window, offset, outPtr, &v, op));
-  if (peer < 0 || peer >= v.comm->nranks) {
-    SIM_WARN(SIM_RMA, "%s: peer is %d, but the communicator has %d ranks", op, peer, v.comm->nranks);
-    return ncclInvalidArgument;
-  }
-  if (peer / v.comm->clique->ranks_per_node != v.comm->node) return ncclSuccess; /* not in the LSA team */
-  *outPtr = peer_address(&v, peer, offset);
-  return ncclSuccess;
-}
-
-SIM_EXPORT ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t window, size_t offset, void **outPtr) {
-  win_view v;
-  SIM_CHECK(pointer_check(window, offset, outPtr, &v, "ncclGetLsaMultimemDevicePointer"));
-  return ncclSuccess; /* no multicast in the simulator: NULL, as real NCCL without it */
-}
-
-/* ---- the area ---- */
-
-static ncclResult_t rma_clique_init(sim_clique *c) {
-  rma_state *st = sim_calloc(1, sizeof *st);
-  if (!st) return ncclSystemError;
-  size_t n = (size_t)c->nranks;
-  st->nranks = c->nranks;
-  st->rank = sim_aligned_alloc(64, n * sizeof *st->rank);
-  st->sig = sim_aligned_alloc(64, n * n * sizeof *st->sig);
-  if (!st->rank || !st->sig) {
-    sim_free(st->rank);
-    sim_free(st->sig);
-    sim_free(st);
-    return ncclSystemError;
-  }
-  memset(st->rank, 0, n * sizeof *st->rank);
-  memset(st->sig, 0, n * n * sizeof *st->sig);
-  for (size_t i = 0; i < n; i++) pthread_mutex_init(&st->rank[i].lock, NULL);
-  pthread_mutex_init(&st->lock, NULL);
-  c->area[SIM_AREA_RMA] = st;
-  return ncclSuccess;
-}
-
-static void rma_clique_fini(sim_clique *c) {
-  rma_state *st = c->area[SIM_AREA_RMA];
-  if (NEVER(!st)) return; /* only areas whose init succeeded are finalised */
-  while (st->rounds) {
-    rma_round *r = st->rounds;
-    st->rounds = r->next;
-    round_free(r);
-  }
-  for (int i = 0; i < st->nranks; i++) pthread_mutex_destroy(&st->rank[i].lock);
-  pthread_mutex_destroy(&st->lock);
-  sim_free(st->rank);
-  sim_free(st->sig);
-  sim_free(st);
-  c->area[SIM_AREA_RMA] = NULL;
-}
-
-void rma_comm_fini(ncclComm_t comm) {
+void rma_register_comm_fini(ncclComm_t comm) {
   rma_state *st = rma_of(comm);
-  if (NEVER(!st)) return; /* a comm has a clique only once every area is set up */
   rma_rank *rk = &st->rank[comm->rank];
   /* Leave open rounds, so that no completion writes to this rank. */
   pthread_mutex_lock(&st->lock);
@@ -704,35 +429,14 @@ void rma_comm_fini(ncclComm_t comm) {
     }
   pthread_mutex_unlock(&st->lock);
   pthread_mutex_lock(&rk->lock);
-  struct ncclWindow_vidmem *wins = rk->wins;
-  rk->wins = NULL;
   rk->nb_pending = 0;
   pthread_mutex_unlock(&rk->lock);
-  while (wins) {
-    struct ncclWindow_vidmem *w = wins;
-    wins = w->next;
-    gunlink(w);
-    sim_dev_window_remove(comm, w);
-    rma_cwin_unref(w->cw);
-    w->magic = 0;
-    sim_free(w);
-  }
-  pthread_mutex_lock(&dead_lock);
-  for (dead_win **pp = &dead_list; *pp;) {
-    dead_win *d = *pp;
-    if (d->w->comm == comm) {
-      *pp = d->next;
-      sim_free(d->w);
-      sim_free(d);
-    } else {
-      pp = &d->next;
-    }
-  }
-  pthread_mutex_unlock(&dead_lock);
-  rma_regs_fini(comm);
-  atomic_store(&comm->mem_bytes, 0);
 }
 
-static void rma_comm_poll(ncclComm_t comm) { (void)sim_rma_poll(comm); }
-
-const sim_area sim_area_rma = {.name = "rma", .clique_init = rma_clique_init, .clique_fini = rma_clique_fini, .comm_fini = rma_comm_fini, .comm_poll = rma_comm_poll};
+void rma_register_clique_fini(rma_state *st) {
+  while (st->rounds) {
+    rma_round *r = st->rounds;
+    st->rounds = r->next;
+    round_free(r);
+  }
+}
