@@ -23,7 +23,9 @@
 
 /* ------------------------------------------------------------------------
  * Parameters (util/param.c). Every tunable is one NCCLSIM_* variable, read
- * once and cached, overridable at run time with ncclsimParamSet(). */
+ * once and cached, overridable at run time with ncclsimParamSet(). README.md
+ * lists them, in this order, with these defaults (make check compares:
+ * tests/readme-params.sh). */
 #define SIM_PARAMS(X)                                                                            \
   X(DEVICES, "DEVICES", "8", "number of simulated CUDA devices")                                 \
   X(DEVICE_MEM, "DEVICE_MEM", "17179869184", "bytes of memory per simulated device")             \
