@@ -1,7 +1,9 @@
 /*
  * case.h — the API of a conformance case.
  *
- * A case is one catalog claim (docs: ../shared/design/conformance-catalog.md).
+ * A case is one claim of the conformance catalog: its ID and claim are a
+ * line of cases.def (collectives and reduction ops: more in
+ * docs/conformance-catalog-coll.md).
  * Adding one takes a line in cases.def and a function:
  *
  *   N4C_CASE(P2P_09, "P2P-09", "send to a peer out of range fails with EINVAL")

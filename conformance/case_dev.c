@@ -1,5 +1,6 @@
 /* case_dev.c — DEV-*, DEVR-01: communicator properties, GIN types and
- * device communicators (seed 000).
+ * device communicators (nccl.core's Communicator.create_dev_comm,
+ * ncclDevCommCreate).
  *
  * On ncclsim a case can give its own communicator any GIN type through
  * ncclsimSetCommOptions (per thread, for the next init); on real NCCL the

@@ -1,5 +1,5 @@
-/* case_iop.c — IOP-*, MEM-01: framework interop through DLPack, and NCCL
- * memory allocation (seed 003). */
+/* case_iop.c — IOP-*, MEM-01: nccl.core's framework interop through
+ * DLPack, and NCCL memory allocation (ncclMemAlloc, ncclMemFree). */
 #include "config.h"
 
 #if HAVE_DLPACK

@@ -1,4 +1,6 @@
-/* case_reg.c — REG-*: buffer and window registration (seed 004). */
+/* case_reg.c — REG-*: buffer and window registration (nccl.core's
+ * register_buffer and register_window: ncclCommRegister,
+ * ncclCommWindowRegister). */
 #include <time.h>
 #include "case_rma.h"
 

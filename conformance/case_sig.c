@@ -1,6 +1,6 @@
 /*
- * case_sig.c — SIG-*: signal, wait_signal and put_signal (seed 002), and
- * SIG-STRESS.
+ * case_sig.c — SIG-*: nccl.core's signal, wait_signal and put_signal
+ * (ncclSignal, ncclWaitSignal, ncclPutSignal), and SIG-STRESS.
  *
  * Every case registers one symmetric window per rank: the first half is
  * the source of puts, the second half their target.
@@ -296,10 +296,10 @@ void case_SIG_08(case_ctx_t *ctx)
   } else {
     CASE_CHECK(ctx, theirs == ncclInternalError, "put naming the peer's handle: %s (%d), real NCCL "
                "2.30.7 gives ncclInternalError", ncclGetErrorString(theirs), (int)theirs);
-    case_divergence(ctx, "seed 002 says put_signal takes \"the peer's window handle\"; NCCL 2.30.7 "
-                    "names the target by the caller's own handle of the collective window (works) "
-                    "and rejects the peer's handle value with ncclInternalError (\"device object "
-                    "does not exist in shadow pool\")");
+    case_divergence(ctx, "nccl.core's put_signal documentation says it takes \"the peer's window "
+                    "handle\"; NCCL 2.30.7 names the target by the caller's own handle of the "
+                    "collective window (works) and rejects the peer's handle value with "
+                    "ncclInternalError (\"device object does not exist in shadow pool\")");
   }
   ctx_barrier(ctx);
 }

@@ -1,6 +1,6 @@
 # conformance/local.mk — n4c-conformance and its checks. Included by the top
-# Makefile.am; appends only. The suite needs no CMocka: it is what cluster
-# builds run (issue 8).
+# Makefile.am; appends only. The suite needs no CMocka: it is what builds
+# on GPU hosts run (conformance/gpu-run.sh).
 #
 # A case is a line in conformance/cases.def and a function in
 # conformance/case_<area>.c; a new area file goes into the SOURCES below.

@@ -1,5 +1,6 @@
 /*
- * dlpack.c — framework interop (seed 003) through DLPack: tensors in
+ * dlpack.c — nccl.core's framework interop (its CuPy and PyTorch empty()
+ * and resolve_array/resolve_tensor) through DLPack: tensors in
  * NCCL-allocated memory (n4c_dlpack_empty) and DLPack tensors resolved to
  * nccl.core's (ptr, count, dtype, device) (n4c_buffer_from_dlpack).
  *

@@ -378,7 +378,8 @@ N4C_EXTERN n4c_status_t n4c_group_end(void);
 N4C_EXTERN n4c_status_t n4c_group_simulate_end(double *seconds);
 
 /* ======================================================================
- * Point to point (seed 002). Stream 0 is the default stream.
+ * Point to point: nccl.core's Communicator.send and .recv. Stream 0 is
+ * the default stream.
  * ==================================================================== */
 
 /* nccl.core send()/recv(): ncclSend/ncclRecv of buf->count elements of
@@ -392,7 +393,8 @@ N4C_EXTERN n4c_status_t n4c_comm_recv(n4c_comm_t *comm, const n4c_buffer_t *buf,
                            cudaStream_t stream);
 
 /* ======================================================================
- * Signals and one-sided puts (seed 002; NCCL 2.29+, else N4C_ENOTSUP)
+ * Signals and one-sided puts: nccl.core's Communicator.signal,
+ * .wait_signal and .put_signal (NCCL 2.29+, else N4C_ENOTSUP)
  * ==================================================================== */
 
 typedef struct n4c_window_s n4c_window_t;
@@ -426,20 +428,25 @@ N4C_EXTERN n4c_status_t n4c_comm_wait_signal(n4c_comm_t *comm, const n4c_wait_si
  * `peer`'s memory of the collective window `peer_window`, at
  * `peer_window_offset` ELEMENTS of local->dtype (converted to bytes for
  * NCCL), then a signal. peer_window is the caller's own handle of the
- * collective window (real NCCL 2.30 names the target that way; see the
- * facts file). N4C_OK; N4C_EINVAL (null/destroyed comm, bad local buffer,
- * peer out of range, peer_window NULL or closed or of another
- * communicator, offset in bytes overflowing); N4C_ENOTSUP; N4C_ENCCL. */
+ * collective window, not the handle value the peer holds: real NCCL 2.30.7
+ * names the target that way and fails with ncclInternalError given the
+ * peer's value, although nccl.core's put_signal documentation says to pass
+ * the peer's window handle (conformance case SIG-08). N4C_OK; N4C_EINVAL
+ * (null/destroyed comm, bad local buffer, peer out of range, peer_window
+ * NULL or closed or of another communicator, offset in bytes
+ * overflowing); N4C_ENOTSUP; N4C_ENCCL. */
 N4C_EXTERN n4c_status_t n4c_comm_put_signal(n4c_comm_t *comm, const n4c_buffer_t *local, int peer,
                                  const n4c_window_t *peer_window, size_t peer_window_offset,
                                  int signal_index, int context, unsigned int flags,
                                  cudaStream_t stream);
 
 /* ======================================================================
- * Collectives (issue 6). Counts come from the buffers and are checked
- * against each other (N4C_EINVAL, the message gives both counts); both
- * buffers must have the same dtype and the communicator's device. In place
- * means send->ptr and recv->ptr as NCCL defines it. `op` is an ncclRedOp_t
+ * Collectives: ncclAllReduce, ncclBroadcast, ncclReduce, ncclAllGather,
+ * ncclReduceScatter, ncclAlltoAll, ncclGather and ncclScatter over
+ * n4c_buffer_t. Counts come from the buffers and are checked against each
+ * other (N4C_EINVAL, the message gives both counts); both buffers must
+ * have the same dtype and the communicator's device. In place means
+ * send->ptr and recv->ptr as NCCL defines it. `op` is an ncclRedOp_t
  * (ncclSum..ncclAvg) or one from n4c_redop_op. Every one: N4C_OK;
  * N4C_EINVAL; N4C_EINPROGRESS; N4C_ENCCL. Collective over comm.
  * ==================================================================== */
@@ -486,7 +493,8 @@ N4C_EXTERN n4c_status_t n4c_comm_scatter(n4c_comm_t *comm, const n4c_buffer_t *s
                               const n4c_buffer_t *recv, int root, cudaStream_t stream);
 
 /* ======================================================================
- * Resources (seeds 001, 004, 000)
+ * Resources: nccl.core's CommResource and its kinds (registered buffers
+ * and windows, custom reduction ops, device communicators)
  * ==================================================================== */
 
 typedef struct n4c_resource_s n4c_resource_t;
@@ -512,7 +520,8 @@ N4C_EXTERN bool n4c_resource_is_valid(const n4c_resource_t *r);
  * Returns the close's status (the reference is dropped regardless). */
 N4C_EXTERN n4c_status_t n4c_resource_free(n4c_resource_t *r);
 
-/* ---- registered buffers (seed 004 register_buffer) ---- */
+/* ---- registered buffers (nccl.core Communicator.register_buffer,
+ *      RegisteredBufferHandle) ---- */
 
 /* ncclCommRegister of buf (size = count * itemsize bytes). *out holds
  * one reference; the communicator tracks it. N4C_OK; N4C_EINVAL
@@ -526,7 +535,8 @@ N4C_EXTERN n4c_status_t n4c_buffer_reg_handle(const n4c_buffer_reg_t *reg, void 
 /* nccl.core size: registered bytes (kept after close); 0 for NULL. */
 N4C_EXTERN size_t n4c_buffer_reg_size(const n4c_buffer_reg_t *reg);
 
-/* ---- windows (seed 004 register_window, seed 001 RegisteredWindowHandle) */
+/* ---- windows (nccl.core Communicator.register_window,
+ *      RegisteredWindowHandle) ---- */
 
 #define N4C_WIN_DEFAULT 0         /* NCCL_WIN_DEFAULT */
 #define N4C_WIN_COLL_SYMMETRIC 1  /* NCCL_WIN_COLL_SYMMETRIC */
@@ -564,7 +574,8 @@ N4C_EXTERN n4c_status_t n4c_window_peer_ptr(const n4c_window_t *win, int peer, s
 N4C_EXTERN n4c_status_t n4c_window_lsa_multimem_ptr(const n4c_window_t *win, size_t offset,
                                          void **out);
 
-/* ---- custom reduction ops (seed 001 CustomRedOp) ---- */
+/* ---- custom reduction ops (nccl.core Communicator.create_pre_mul_sum,
+ *      CustomRedOp) ---- */
 
 /* ncclRedOpCreatePreMulSum with a host scalar (ncclScalarHostImmediate):
  * `scalar` points to one element of `dtype` in host memory, read before
@@ -581,7 +592,8 @@ N4C_EXTERN n4c_status_t n4c_comm_create_pre_mul_sum_device(n4c_comm_t *comm, con
 /* nccl.core op. N4C_OK; N4C_EINVAL (NULL argument); N4C_ECLOSED. */
 N4C_EXTERN n4c_status_t n4c_redop_op(const n4c_redop_t *redop, ncclRedOp_t *out);
 
-/* ---- device communicators (seed 000) ---- */
+/* ---- device communicators (nccl.core Communicator.create_dev_comm,
+ *      DevCommResource) ---- */
 
 /* A field holding N4C_UNSET keeps NCCL's default. */
 #define N4C_UNSET INT_MIN

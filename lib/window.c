@@ -48,7 +48,8 @@ n4c_status_t n4c_comm_register_window(n4c_comm_t *comm, const n4c_buffer_t *buf,
   w->bytes = n4c_buffer_bytes(buf);
   ncclResult_t r = ncclCommWindowRegister(comm->handle, buf->ptr, w->bytes, &w->win, flags);
   /* A non-blocking communicator may leave the handle NULL, with success or
-   * ncclInProgress, until get_async_error reports success (seed 004). */
+   * ncclInProgress, until get_async_error reports success (as nccl.core's
+   * register_window documents). */
   if (!w->win && (r == ncclInProgress || comm->nonblocking)) {
     n4c_comm_track(&w->base); /* fills once get_async_error reports success */
     *out = w;

@@ -25,7 +25,9 @@
 
 /* ------------------------------------------------------------------------
  * Parameters (util/param.c). Every tunable is one NCCLSIM_* variable, read
- * once and cached, overridable at run time with ncclsimParamSet(). */
+ * once and cached, overridable at run time with ncclsimParamSet(). README.md
+ * lists them, in this order, with these defaults (make check compares:
+ * tests/readme-params.sh). */
 #define SIM_PARAMS(X)                                                                            \
   X(DEVICES, "DEVICES", "8", "number of simulated CUDA devices")                                 \
   X(DEVICE_MEM, "DEVICE_MEM", "17179869184", "bytes of memory per simulated device")             \
@@ -41,7 +43,9 @@
   X(BW_GBS, "BW_GBS", "100", "ncclGroupSimulateEnd model: link bandwidth in GB/s")              \
   X(STACK_KB, "STACK_KB", "256", "stack size of each stream worker thread, in KiB")                \
   X(STREAM_DEPTH, "STREAM_DEPTH", "1024", "operations a stream holds pending (NCCL operations, async copies, event records); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
-  X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died")
+  X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died") \
+  X(DEBUG, "DEBUG", "none", "log level: WARN, INFO or TRACE, NCCL-style lines on stderr; anything else prints nothing") \
+  X(DEBUG_SUBSYS, "DEBUG_SUBSYS", "ALL", "comma-separated subsystems logged: INIT, ALLOC, STREAM, P2P, COLL, RMA, DEV, ALL (unknown names ignored; empty: ALL)")
 
 typedef enum {
 #define SIM_PARAM_ENUM(id, env, dflt, doc) SIM_P_##id,
@@ -60,8 +64,10 @@ uint64_t sim_timeout_ns(void);
 
 /* ------------------------------------------------------------------------
  * Logging (util/log.c). NCCLSIM_DEBUG=WARN|INFO|TRACE sets the level;
- * NCCLSIM_DEBUG_SUBSYS=INIT,P2P,... (or ALL, the default) the mask. A WARN
- * is always kept as the thread's last error text (ncclGetLastError). */
+ * NCCLSIM_DEBUG_SUBSYS=INIT,P2P,... (or ALL, the default) the mask. Both are
+ * parameters (SIM_P_DEBUG, SIM_P_DEBUG_SUBSYS), read at every log call, so
+ * ncclsimParamSet changes them at run time. A WARN is always kept as the
+ * thread's last error text (ncclGetLastError). */
 typedef enum { SIM_LOG_NONE = 0, SIM_LOG_WARN = 1, SIM_LOG_INFO = 2, SIM_LOG_TRACE = 3 } sim_log_level;
 enum {
   SIM_INIT = 1 << 0,
@@ -78,6 +84,12 @@ void sim_log(sim_log_level level, unsigned subsys, const char *file, int line, c
 #define SIM_WARN(sub, ...) sim_log(SIM_LOG_WARN, (sub), __FILE__, __LINE__, __VA_ARGS__)
 #define SIM_INFO(sub, ...) sim_log(SIM_LOG_INFO, (sub), __FILE__, __LINE__, __VA_ARGS__)
 #define SIM_TRACE(sub, ...) sim_log(SIM_LOG_TRACE, (sub), __FILE__, __LINE__, __VA_ARGS__)
+/* The values of NCCLSIM_DEBUG (a sim_log_level) and NCCLSIM_DEBUG_SUBSYS (a
+ * mask), for util/param.c. Any text is accepted, as NCCL does: an unknown
+ * level prints nothing, unknown subsystem names are ignored, an empty list
+ * means ALL. */
+double sim_log_level_value(const char *text);
+double sim_log_subsys_value(const char *text);
 /* Thread's last warning text ("" if none). */
 const char *sim_last_warning(void);
 void sim_clear_warning(void);

@@ -76,3 +76,16 @@ tests_sim_util_LDADD = $(SIM_TEST_LDADD)
 tests_sim_dev_SOURCES = tests/sim_dev.c tests/sim_ranks.h
 tests_sim_dev_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_dev_LDADD = $(SIM_TEST_LDADD)
+
+# README.md's NCCLSIM_* table against the simulator's parameters, through
+# ncclsimParamDump (the script reads README.md from $(srcdir)).
+if BACKEND_SIM
+check_PROGRAMS += tests/sim_param_dump
+TESTS += tests/readme-params.sh
+endif
+tests_sim_param_dump_SOURCES = tests/sim_param_dump.c
+tests_sim_param_dump_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
+tests_sim_param_dump_LDADD = sim/libncclsim.la
+EXTRA_DIST += tests/readme-params.sh
+CLEANFILES += tests/readme-params.dump tests/readme-params.want \
+	tests/readme-params.got tests/readme-params.diff

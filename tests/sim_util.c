@@ -5,10 +5,12 @@
  * overrides and their validation, ncclsimParamGet, ncclsimParamDump), and
  * the allocation hook (ncclsimAllocFailAfter and the sim_* allocators).
  *
- * The log configuration is read once per process, at the first log call.
- * Each logging test therefore runs its logging in a forked child that sets
- * the environment first and writes its stderr to a file the parent checks;
- * these tests come first, before anything in this process logs.
+ * The log configuration is two parameters, NCCLSIM_DEBUG and
+ * NCCLSIM_DEBUG_SUBSYS, read from the environment once and cached. The
+ * tests of the environment run their logging in a forked child that sets
+ * the environment, drops the cache (ncclsimParamSet(name, NULL)) and
+ * writes its stderr to a file the parent checks; the others set the
+ * parameters with ncclsimParamSet in this process.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -117,6 +120,10 @@ static char *log_in_child(const char *level, const char *subsys, pid_t *pid) {
     else unsetenv("NCCLSIM_DEBUG");
     if (subsys) setenv("NCCLSIM_DEBUG_SUBSYS", subsys, 1);
     else unsetenv("NCCLSIM_DEBUG_SUBSYS");
+    /* This process may have read them already. */
+    if (ncclsimParamSet("DEBUG", NULL) != ncclSuccess ||
+        ncclsimParamSet("DEBUG_SUBSYS", NULL) != ncclSuccess)
+      exit(20);
     int rc = child_logs();
     fflush(stderr);
     exit(rc);
@@ -208,6 +215,131 @@ static void test_log_unknown_level(void **state) {
   /* Unset: the default prints nothing either. */
   out = log_in_child(NULL, NULL, &pid);
   assert_string_equal(out, "");
+  free(out);
+}
+
+/* Logs `what` at every level and returns what was printed (free it). */
+static char *log_levels(unsigned subsys, const char *what) {
+  capture c;
+  capture_start(&c, 2);
+  SIM_WARN(subsys, "w-%s", what);
+  SIM_INFO(subsys, "i-%s", what);
+  SIM_TRACE(subsys, "t-%s", what);
+  return capture_end(&c);
+}
+
+/* NCCLSIM_DEBUG and NCCLSIM_DEBUG_SUBSYS are parameters: ncclsimParamSet
+ * changes what is printed from the next log call on, and dropping the
+ * override goes back to the environment. Any text is accepted, as from the
+ * environment. A WARN is kept as the last warning, printed or not. */
+static void test_log_param_set(void **state) {
+  (void)state;
+  assert_int_equal(ncclsimParamSet("DEBUG", "none"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", "ALL"), ncclSuccess);
+  char *out = log_levels(SIM_INIT, "none");
+  assert_string_equal(out, "");
+  free(out);
+  assert_string_equal(sim_last_warning(), "w-none");
+
+  assert_int_equal(ncclsimParamSet("DEBUG", "WARN"), ncclSuccess);
+  out = log_levels(SIM_INIT, "warn");
+  assert_contains(out, "NCCLSIM WARN w-warn\n");
+  assert_lacks(out, "i-warn");
+  assert_lacks(out, "t-warn");
+  free(out);
+
+  assert_int_equal(ncclsimParamSet("NCCLSIM_DEBUG", "trace"), ncclSuccess);
+  out = log_levels(SIM_RMA, "trace");
+  assert_contains(out, "NCCLSIM WARN w-trace\n");
+  assert_contains(out, "NCCLSIM INFO i-trace\n");
+  assert_contains(out, "sim_util.c:");
+  assert_contains(out, " t-trace\n");
+  free(out);
+
+  /* The mask filters every level; unknown names are ignored. */
+  assert_int_equal(ncclsimParamSet("DEBUG", "INFO"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", "p2p,NoSuchSubsystem,Coll"), ncclSuccess);
+  assert_string_equal(ncclsimParamGet("DEBUG_SUBSYS"), "p2p,NoSuchSubsystem,Coll");
+  out = log_levels(SIM_INIT, "init");
+  assert_string_equal(out, "");
+  free(out);
+  assert_string_equal(sim_last_warning(), "w-init");
+  out = log_levels(SIM_COLL, "coll");
+  assert_contains(out, "NCCLSIM WARN w-coll\n");
+  assert_contains(out, "NCCLSIM INFO i-coll\n");
+  assert_lacks(out, "t-coll");
+  free(out);
+  /* An empty list means all. */
+  assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", ""), ncclSuccess);
+  out = log_levels(SIM_DEV, "dev");
+  assert_contains(out, "NCCLSIM INFO i-dev\n");
+  free(out);
+
+  /* An unknown level prints nothing. */
+  assert_int_equal(ncclsimParamSet("DEBUG", "LOUD"), ncclSuccess);
+  assert_string_equal(ncclsimParamGet("DEBUG"), "LOUD");
+  out = log_levels(SIM_ALL, "loud");
+  assert_string_equal(out, "");
+  free(out);
+
+  /* Back to the environment. */
+  setenv("NCCLSIM_DEBUG", "WARN", 1);
+  setenv("NCCLSIM_DEBUG_SUBSYS", "DEV", 1);
+  assert_int_equal(ncclsimParamSet("DEBUG", NULL), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", NULL), ncclSuccess);
+  out = log_levels(SIM_DEV, "env");
+  assert_contains(out, "NCCLSIM WARN w-env\n");
+  assert_lacks(out, "i-env");
+  free(out);
+  out = log_levels(SIM_P2P, "env-p2p");
+  assert_string_equal(out, "");
+  free(out);
+  unsetenv("NCCLSIM_DEBUG");
+  unsetenv("NCCLSIM_DEBUG_SUBSYS");
+  assert_int_equal(ncclsimParamSet("DEBUG", NULL), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", NULL), ncclSuccess);
+  assert_string_equal(ncclsimParamGet("DEBUG"), "none");
+  assert_string_equal(ncclsimParamGet("DEBUG_SUBSYS"), "ALL");
+  out = log_levels(SIM_ALL, "default");
+  assert_string_equal(out, "");
+  free(out);
+  sim_clear_warning();
+}
+
+/* Threads log while another changes the level and the mask (for TSan):
+ * every line printed is whole. */
+enum { RACE_LOGS = 2000 };
+static atomic_int race_running;
+
+static void *race_logger(void *arg) {
+  (void)arg;
+  for (int i = 0; i < RACE_LOGS; i++) SIM_INFO(SIM_P2P, "race %d", i);
+  atomic_fetch_sub(&race_running, 1);
+  return NULL;
+}
+
+static void test_log_param_set_race(void **state) {
+  (void)state;
+  static const char *levels[] = {"INFO", "none"}, *masks[] = {"P2P", "ALL", "INIT"};
+  capture c;
+  capture_start(&c, 2);
+  pthread_t t[2];
+  atomic_store(&race_running, 2);
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&t[i], NULL, race_logger, NULL), 0);
+  for (int i = 0; atomic_load(&race_running) > 0 && i < 20000; i++) {
+    assert_int_equal(ncclsimParamSet("DEBUG", levels[i % 2]), ncclSuccess);
+    assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", masks[i % 3]), ncclSuccess);
+  }
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_join(t[i], NULL), 0);
+  assert_int_equal(ncclsimParamSet("DEBUG", NULL), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", NULL), ncclSuccess);
+  char *out = capture_end(&c);
+  for (char *line = out, *nl; *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    assert_non_null(nl);
+    *nl = 0;
+    if (!strstr(line, " NCCLSIM INFO race ")) fail_msg("unexpected line: %s", line);
+  }
   free(out);
 }
 
@@ -345,6 +477,8 @@ static void test_param_set_alloc_failure(void **state) {
 static void test_param_dump(void **state) {
   (void)state;
   assert_int_equal(ncclsimParamSet("BW_GBS", "42"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG", "TRACE"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", "P2P,RMA"), ncclSuccess);
   FILE *f = tmpfile();
   assert_non_null(f);
   ncclsimParamDump(f);
@@ -357,6 +491,8 @@ static void test_param_dump(void **state) {
   assert_contains(text, "NCCLSIM_BW_GBS=42\t(default 100) "
                         "ncclGroupSimulateEnd model: link bandwidth in GB/s\n");
   assert_contains(text, "NCCLSIM_GIN_TYPE=none\t(default none) ");
+  assert_contains(text, "\nNCCLSIM_DEBUG=TRACE\t(default none) log level: ");
+  assert_contains(text, "\nNCCLSIM_DEBUG_SUBSYS=P2P,RMA\t(default ALL) ");
   int lines = 0;
   for (char *p = text; *p; p++) lines += *p == '\n';
   assert_int_equal(lines, SIM_P_COUNT);
@@ -369,6 +505,8 @@ static void test_param_dump(void **state) {
   free(out);
   free(text);
   assert_int_equal(ncclsimParamSet("BW_GBS", NULL), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG", NULL), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", NULL), ncclSuccess);
 }
 
 /* ---- the allocation hook ---- */
@@ -450,11 +588,12 @@ static void test_alloc_edge_sizes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      /* First: nothing in this process may have logged before the forks. */
       cmocka_unit_test(test_log_warn),
       cmocka_unit_test(test_log_info),
       cmocka_unit_test(test_log_trace_subsys),
       cmocka_unit_test(test_log_unknown_level),
+      cmocka_unit_test(test_log_param_set),
+      cmocka_unit_test(test_log_param_set_race),
       cmocka_unit_test(test_log_long_warning),
       cmocka_unit_test(test_param_environment),
       cmocka_unit_test(test_param_numbers),

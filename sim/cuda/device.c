@@ -52,7 +52,7 @@ SIM_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int 
   prop->sharedMemPerBlock = 48 * 1024;
   prop->warpSize = 32;
   prop->maxThreadsPerBlock = 1024;
-  prop->major = 9; /* reports as Hopper, the class the facts were taken on */
+  prop->major = 9; /* reports as Hopper: real NCCL was observed on H200s */
   prop->minor = 0;
   prop->multiProcessorCount = 132;
   prop->pciBusID = device + 1;

@@ -3,6 +3,9 @@
  *
  * NCCLSIM_DEBUG=WARN|INFO|TRACE picks the level (default: none printed),
  * NCCLSIM_DEBUG_SUBSYS=INIT,ALLOC,STREAM,P2P,COLL,RMA,DEV or ALL the mask.
+ * Both are parameters (util/param.c): read through the parameter cache at
+ * every call, so that ncclsimParamSet("DEBUG", ...) takes effect at once and
+ * ncclsimParamDump lists them; this file only turns their text into values.
  * Lines look like NCCL's: "host:pid:tid [dev] NCCLSIM WARN text". Every WARN
  * is also kept as the calling thread's last error text, which
  * ncclGetLastError returns, whether printed or not.
@@ -18,30 +21,33 @@
 #include "../sim.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int level;
-static unsigned mask = SIM_ALL;
 static char host[64];
 static _Thread_local char last[1024];
 
+double sim_log_level_value(const char *text) {
+  if (!strcasecmp(text, "WARN")) return SIM_LOG_WARN;
+  if (!strcasecmp(text, "INFO")) return SIM_LOG_INFO;
+  if (!strcasecmp(text, "TRACE")) return SIM_LOG_TRACE;
+  return SIM_LOG_NONE;
+}
+
+double sim_log_subsys_value(const char *text) {
+  static const struct { const char *name; unsigned bit; } names[] = {
+      {"INIT", SIM_INIT}, {"ALLOC", SIM_ALLOC}, {"STREAM", SIM_STREAM}, {"P2P", SIM_P2P},
+      {"COLL", SIM_COLL}, {"RMA", SIM_RMA},     {"DEV", SIM_DEV},       {"ALL", SIM_ALL}};
+  unsigned mask = 0;
+  if (!*text) return (unsigned)SIM_ALL;
+  for (const char *p = text; *p;) {
+    size_t n = strcspn(p, ",");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+      if (strlen(names[i].name) == n && !strncasecmp(p, names[i].name, n)) mask |= names[i].bit;
+    p += n;
+    if (*p) p++;
+  }
+  return mask;
+}
+
 static void init(void) {
-  const char *lv = getenv("NCCLSIM_DEBUG");
-  if (lv) {
-    if (!strcasecmp(lv, "WARN")) level = SIM_LOG_WARN;
-    else if (!strcasecmp(lv, "INFO")) level = SIM_LOG_INFO;
-    else if (!strcasecmp(lv, "TRACE")) level = SIM_LOG_TRACE;
-  }
-  const char *sub = getenv("NCCLSIM_DEBUG_SUBSYS");
-  if (sub && *sub) {
-    static const struct { const char *name; unsigned bit; } names[] = {
-        {"INIT", SIM_INIT}, {"ALLOC", SIM_ALLOC}, {"STREAM", SIM_STREAM}, {"P2P", SIM_P2P},
-        {"COLL", SIM_COLL}, {"RMA", SIM_RMA},     {"DEV", SIM_DEV},       {"ALL", SIM_ALL}};
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", sub);
-    mask = 0;
-    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-      for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcasecmp(tok, names[i].name)) mask |= names[i].bit;
-  }
   if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "localhost");
   host[sizeof host - 1] = 0;
   char *dot = strchr(host, '.');
@@ -50,6 +56,8 @@ static void init(void) {
 
 void sim_log(sim_log_level lvl, unsigned subsys, const char *file, int line, const char *fmt, ...) {
   pthread_once(&once, init);
+  int level = (int)sim_param(SIM_P_DEBUG);
+  unsigned mask = (unsigned)sim_param(SIM_P_DEBUG_SUBSYS);
   bool print = (int)lvl <= level && (subsys & mask);
   if (lvl != SIM_LOG_WARN && !print) return;
   char msg[1024];

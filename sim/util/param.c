@@ -73,6 +73,15 @@ static bool parse_fault(const char *text, double *out) {
 /* Parses text for id; false if malformed. */
 static bool parse(sim_param_id id, const char *text, double *out) {
   if (id == SIM_P_FAULT) return parse_fault(text, out);
+  /* The logging parameters accept any text (util/log.c decides). */
+  if (id == SIM_P_DEBUG) {
+    *out = sim_log_level_value(text);
+    return true;
+  }
+  if (id == SIM_P_DEBUG_SUBSYS) {
+    *out = sim_log_subsys_value(text);
+    return true;
+  }
   if (is_gin(id)) {
     int v = gin_value(text);
     if (v < 0) return false;
@@ -87,6 +96,9 @@ static bool parse(sim_param_id id, const char *text, double *out) {
   return true;
 }
 
+/* Every log call reads SIM_P_DEBUG and SIM_P_DEBUG_SUBSYS, and may come
+ * here to load them: nothing done under the lock may log (it would take the
+ * lock again), so an invalid value is reported with a plain fprintf. */
 static void load(sim_param_id id) {
   pthread_mutex_lock(&lock);
   if (!atomic_load_explicit(&cached[id], memory_order_acquire)) {
