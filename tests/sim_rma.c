@@ -713,6 +713,46 @@ static void test_nb_timeout(void **state) {
   ncclMemFree(mem1);
 }
 
+/* Non-blocking: two registrations the peer never joins, the older one
+ * expiring at an earlier poll than the newer. Both are withdrawn, so the
+ * rank's next registration meets its peer's first. Regression test: the
+ * older round, expiring while the newer was still open, was never rewound,
+ * and the ranks' next registrations waited in different rounds. */
+static void test_nb_timeouts_out_of_order(void **state) {
+  ncclComm_t comms[2];
+  void *mem, *mem1;
+  ncclWindow_t w[2] = {NULL, NULL}, w1 = NULL;
+  nb_pair(comms);
+  cudaSetDevice(0);
+  assert_int_equal(ncclMemAlloc(&mem, 8192), ncclSuccess);
+  ncclsimParamSet("TIMEOUT", "0.2");
+  assert_int_equal(ncclCommWindowRegister(comms[0], mem, 4096, &w[0], 0), ncclInProgress);
+  ncclsimParamSet("TIMEOUT", "1.5");
+  assert_int_equal(ncclCommWindowRegister(comms[0], (char *)mem + 4096, 4096, &w[1], 0), ncclInProgress);
+  ncclsimParamSet("TIMEOUT", NULL);
+  sleep_ms(400); /* the first expires at this poll, the second is still open */
+  assert_int_equal(async_error(comms[0]), ncclTimeout);
+  ncclResult_t ae = ncclInProgress;
+  for (int i = 0; i < 3000 && !has(comms[0], "waited NCCLSIM_TIMEOUT for rank(s) [1]"); i++) sleep_ms(10);
+  for (int i = 0; i < 300; i++) { /* until the second has expired too */
+    ncclCommGetAsyncError(comms[0], &ae);
+    sleep_ms(10);
+  }
+  assert_null(w[0]);
+  assert_null(w[1]);
+  /* Both ranks' next registrations meet. */
+  ncclWindow_t again = NULL;
+  assert_int_equal(ncclCommWindowRegister(comms[0], mem, 4096, &again, 0), ncclInProgress);
+  cudaSetDevice(1);
+  assert_int_equal(ncclMemAlloc(&mem1, 4096), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(comms[1], mem1, 4096, &w1, 0), ncclSuccess);
+  assert_non_null(w1);
+  assert_non_null(again);
+  for (int r = 0; r < 2; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+  ncclMemFree(mem);
+  ncclMemFree(mem1);
+}
+
 /* Non-blocking: out of memory while posting a registration fails it at
  * once, leaves no registration in progress, and consumes no round. */
 static void test_nb_out_of_memory(void **state) {
@@ -963,6 +1003,7 @@ int main(void) {
       cmocka_unit_test(test_revoke_ends_waits),
       cmocka_unit_test(test_nb_failed_round),
       cmocka_unit_test(test_nb_timeout),
+      cmocka_unit_test(test_nb_timeouts_out_of_order),
       cmocka_unit_test(test_nb_out_of_memory),
       cmocka_unit_test(test_window_out_of_memory),
       cmocka_unit_test(test_enqueue_out_of_memory),

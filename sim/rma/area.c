@@ -23,8 +23,11 @@ static ncclResult_t rma_clique_init(sim_clique *c) {
   }
   memset(st->rank, 0, n * sizeof *st->rank);
   memset(st->sig, 0, n * n * sizeof *st->sig);
-  for (size_t i = 0; i < n; i++) pthread_mutex_init(&st->rank[i].lock, NULL);
-  pthread_mutex_init(&st->lock, NULL);
+  for (size_t i = 0; i < n; i++) {
+    pthread_mutex_init(&st->rank[i].lock, NULL);
+    st->rank[i].withdrawn_from = UINT64_MAX;
+  }
+  sim_rv_table_init(&st->rounds);
   c->area[SIM_AREA_RMA] = st;
   return ncclSuccess;
 }
@@ -32,9 +35,8 @@ static ncclResult_t rma_clique_init(sim_clique *c) {
 static void rma_clique_fini(sim_clique *c) {
   rma_state *st = c->area[SIM_AREA_RMA];
   if (NEVER(!st)) return; /* only areas whose init succeeded are finalised */
-  rma_register_clique_fini(st);
+  sim_rv_table_fini(&st->rounds);
   for (int i = 0; i < st->nranks; i++) pthread_mutex_destroy(&st->rank[i].lock);
-  pthread_mutex_destroy(&st->lock);
   sim_free(st->rank);
   sim_free(st->sig);
   sim_free(st);

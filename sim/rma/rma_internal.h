@@ -65,17 +65,14 @@ typedef struct {
   struct ncclWindow_vidmem *wins;
   rma_reg *regs;      /* live registrations */
   rma_reg *dead_regs; /* deregistered, kept to recognise a second deregister */
-  uint64_t win_rounds; /* this rank's ncclCommWindowRegister calls so far */
-  int nb_pending;      /* non-blocking registrations not yet complete */
+  uint64_t win_rounds;     /* this rank's ncclCommWindowRegister calls so far (under rounds' lock) */
+  uint64_t withdrawn_from; /* its oldest withdrawn round, until it rewinds (UINT64_MAX: none) */
+  int nb_pending;          /* non-blocking registrations not yet complete */
 } rma_rank;
-
-struct rma_round;
 
 typedef struct {
   int nranks;
-  pthread_mutex_t lock; /* guards rounds */
-  struct rma_round *rounds;
-  sim_waitq wq;   /* registration rounds */
+  sim_rv_table rounds; /* window registration rounds (win_register.c) */
   rma_rank *rank; /* by rank */
   rma_sig *sig;   /* [target * nranks + source] */
 } rma_state;
@@ -141,8 +138,6 @@ ncclResult_t sim_rma_poll(ncclComm_t comm);
 /* comm leaves its open rounds, so that no completion writes to it, and has
  * no non-blocking registration pending any more (destroy/abort). */
 void rma_register_comm_fini(ncclComm_t comm);
-/* Frees the rounds still open when the clique goes. */
-void rma_register_clique_fini(rma_state *st);
 
 /* ---- registered buffers (buf_register.c) ---- */
 

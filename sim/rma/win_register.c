@@ -21,66 +21,23 @@
 #include "config.h"
 #include "rma_internal.h"
 
-/* ---- registration rounds ---- */
+/* ---- registration rounds: rounds of the rendezvous (sim/sim.h), keyed
+ * by the rank's count of registrations. A non-blocking caller arrives
+ * detached: the completion hands it its handle. ---- */
 
-typedef struct rma_round {
-  struct rma_round *next;
-  uint64_t seq;
-  int arrived;
-  int waiters; /* blocking ranks yet to pick up their result */
-  bool *present;
-  void **ptr;
-  size_t *size;
-  int *flags;
-  ncclWindow_t **slot; /* by rank: where a non-blocking caller wants its handle */
-  struct ncclWindow_vidmem **handle; /* by rank, once done */
-  bool done;
-  ncclResult_t status;
-  uint64_t deadline;
+typedef struct {
+  void *ptr;
+  size_t size;
+  int flags;
+  ncclWindow_t *nb_out; /* non-blocking: where the caller wants its handle */
+  struct ncclWindow_vidmem *handle; /* once done */
+} reg_slot;
+
+typedef struct {
   char diag[384];
-} rma_round;
+} reg_round;
 
-static void round_free(rma_round *r) {
-  sim_free(r->present);
-  sim_free(r->ptr);
-  sim_free(r->size);
-  sim_free(r->flags);
-  sim_free(r->slot);
-  sim_free(r->handle);
-  sim_free(r);
-}
-
-static void round_unlink(rma_state *st, rma_round *r) {
-  for (rma_round **pp = &st->rounds; *pp; pp = &(*pp)->next)
-    if (*pp == r) {
-      *pp = r->next;
-      return;
-    }
-}
-
-/* Caller holds st->lock. */
-static rma_round *round_get(rma_state *st, uint64_t seq) {
-  for (rma_round *r = st->rounds; r; r = r->next)
-    if (r->seq == seq) return r;
-  size_t n = (size_t)st->nranks;
-  rma_round *r = sim_calloc(1, sizeof *r);
-  if (!r) return NULL;
-  r->present = sim_calloc(n, sizeof *r->present);
-  r->ptr = sim_calloc(n, sizeof *r->ptr);
-  r->size = sim_calloc(n, sizeof *r->size);
-  r->flags = sim_calloc(n, sizeof *r->flags);
-  r->slot = sim_calloc(n, sizeof *r->slot);
-  r->handle = sim_calloc(n, sizeof *r->handle);
-  if (!r->present || !r->ptr || !r->size || !r->flags || !r->slot || !r->handle) {
-    round_free(r);
-    return NULL;
-  }
-  r->seq = seq;
-  r->deadline = sim_deadline();
-  r->next = st->rounds;
-  st->rounds = r;
-  return r;
-}
+static reg_slot *slot_of(sim_rv *rv, int rank) { return sim_rv_slot(rv, rank); }
 
 /* A non-blocking rank's registration settled: its async error leaves
  * ncclInProgress once none is left. Caller holds the rank's lock. */
@@ -94,19 +51,24 @@ static void nb_settle(ncclComm_t comm, rma_rank *rk, ncclResult_t status) {
   }
 }
 
-/* Builds the window of a full round, or records why not. Caller holds
- * st->lock; every rank of the round is alive (it is blocked in, or has
- * returned from, its call, and destroy withdraws first). */
-static void round_complete(sim_clique *c, rma_state *st, rma_round *r) {
+/* Builds the window of a full round, or records why not: the round's
+ * completion, under the table's lock. Every rank of the round is alive (it
+ * is blocked in, or has returned from, its call, and destroy withdraws
+ * first). */
+static ncclResult_t round_complete(sim_rv *rv, void *arg) {
+  sim_clique *c = arg;
+  rma_state *st = c->area[SIM_AREA_RMA];
+  reg_round *r = sim_rv_payload(rv);
   int n = st->nranks;
-  r->status = ncclSuccess;
+  ncclResult_t status = ncclSuccess;
   for (int i = 1; i < n; i++)
-    if (r->size[i] != r->size[0]) r->status = ncclInvalidUsage;
-  if (r->status != ncclSuccess) {
+    if (slot_of(rv, i)->size != slot_of(rv, 0)->size) status = ncclInvalidUsage;
+  if (status != ncclSuccess) {
     size_t len = (size_t)snprintf(r->diag, sizeof r->diag,
                                   "ncclCommWindowRegister: the ranks registered windows of unequal sizes (");
     for (int i = 0; i < n && len < sizeof r->diag - 40; i++)
-      len += (size_t)snprintf(r->diag + len, sizeof r->diag - len, "%srank %d: %zu", i ? ", " : "", i, r->size[i]);
+      len += (size_t)snprintf(r->diag + len, sizeof r->diag - len, "%srank %d: %zu", i ? ", " : "", i,
+                              slot_of(rv, i)->size);
     if (ALWAYS(len < sizeof r->diag)) /* an entry is < 40 characters */
       snprintf(r->diag + len, sizeof r->diag - len,
                " bytes); a collective window has one size on every rank (ncclsim checks this)");
@@ -116,155 +78,170 @@ static void round_complete(sim_clique *c, rma_state *st, rma_round *r) {
     int built = 0;
     if (cw && ptrs)
       for (; built < n; built++)
-        if (!(r->handle[built] = sim_calloc(1, sizeof *r->handle[built]))) break;
+        if (!(slot_of(rv, built)->handle = sim_calloc(1, sizeof(struct ncclWindow_vidmem)))) break;
     if (built < n) {
-      for (int i = 0; i < built; i++) sim_free(r->handle[i]), r->handle[i] = NULL;
+      for (int i = 0; i < built; i++) sim_free(slot_of(rv, i)->handle), slot_of(rv, i)->handle = NULL;
       sim_free(cw);
       sim_free(ptrs);
-      r->status = ncclSystemError;
+      status = ncclSystemError;
       snprintf(r->diag, sizeof r->diag, "ncclCommWindowRegister: out of memory building the window");
     } else {
-      memcpy(ptrs, r->ptr, (size_t)n * sizeof *ptrs);
+      for (int i = 0; i < n; i++) ptrs[i] = slot_of(rv, i)->ptr;
       cw->ptr = ptrs;
       cw->nranks = n;
-      cw->size = r->size[0];
-      cw->flags = r->flags[0];
+      cw->size = slot_of(rv, 0)->size;
+      cw->flags = slot_of(rv, 0)->flags;
       atomic_init(&cw->refs, n);
       for (int i = 0; i < n; i++) {
-        struct ncclWindow_vidmem *w = r->handle[i];
-        ncclComm_t comm = c->ranks[i];
+        reg_slot *sl = slot_of(rv, i);
+        struct ncclWindow_vidmem *w = sl->handle;
         w->magic = RMA_WIN_MAGIC;
         w->cw = cw;
-        w->comm = comm;
-        w->ptr = r->ptr[i];
-        w->size = r->size[i];
-        w->flags = r->flags[i];
-        rma_win_publish(comm, w);
+        w->comm = c->ranks[i];
+        w->ptr = sl->ptr;
+        w->size = sl->size;
+        w->flags = sl->flags;
+        rma_win_publish(c->ranks[i], w);
       }
-      SIM_INFO(SIM_RMA, "window round %llu: %d ranks, %zu bytes each, flags 0x%x", (unsigned long long)r->seq, n,
-               cw->size, (unsigned)cw->flags);
+      SIM_INFO(SIM_RMA, "window round %llu: %d ranks, %zu bytes each, flags 0x%x",
+               (unsigned long long)sim_rv_key(rv), n, cw->size, (unsigned)cw->flags);
     }
   }
-  r->done = true;
   /* Hand non-blocking callers their result now: nobody waits for them. */
   for (int i = 0; i < n; i++) {
-    if (!r->slot[i]) continue;
+    reg_slot *sl = slot_of(rv, i);
+    if (!sl->nb_out) continue;
     ncclComm_t comm = c->ranks[i];
     rma_rank *rk = &st->rank[i];
     pthread_mutex_lock(&rk->lock);
-    *r->slot[i] = r->status == ncclSuccess ? r->handle[i] : NULL;
-    r->slot[i] = NULL;
-    nb_settle(comm, rk, r->status);
+    *sl->nb_out = status == ncclSuccess ? sl->handle : NULL;
+    nb_settle(comm, rk, status);
     pthread_mutex_unlock(&rk->lock);
-    if (r->status != ncclSuccess) {
+    if (status != ncclSuccess) {
       pthread_mutex_lock(&comm->lock);
       snprintf(comm->last_error, sizeof comm->last_error, "%s", r->diag);
       pthread_mutex_unlock(&comm->lock);
     }
   }
+  return status;
 }
 
-/* Posts comm's part of its next round. `slot` non-NULL: non-blocking. */
-static ncclResult_t arrive(ncclComm_t comm, void *buff, size_t size, int flags, ncclWindow_t *slot,
-                           rma_round **out) {
+static const sim_rv_ops reg_rv = {"ncclCommWindowRegister", "window registration", sizeof(reg_round),
+                                  sizeof(reg_slot), round_complete, NULL};
+
+/* Posts comm's part of its next round. `nb_out` non-NULL: non-blocking
+ * (detached; *out is then NULL). */
+static ncclResult_t arrive(ncclComm_t comm, void *buff, size_t size, int flags, ncclWindow_t *nb_out,
+                           sim_rv **out) {
   rma_state *st = rma_of(comm);
-  pthread_mutex_lock(&st->lock);
-  rma_round *r = round_get(st, st->rank[comm->rank].win_rounds);
-  if (!r) {
-    pthread_mutex_unlock(&st->lock);
-    SIM_WARN(SIM_RMA, "ncclCommWindowRegister: out of memory");
-    return ncclSystemError;
-  }
-  st->rank[comm->rank].win_rounds++;
-  r->present[comm->rank] = true;
-  r->ptr[comm->rank] = buff;
-  r->size[comm->rank] = size;
-  r->flags[comm->rank] = flags;
-  r->slot[comm->rank] = slot;
-  if (!slot) r->waiters++;
-  if (++r->arrived == st->nranks) {
-    round_unlink(st, r);
-    round_complete(comm->clique, st, r);
-    if (r->waiters == 0) {
-      round_free(r);
-      r = NULL;
-    }
-  }
-  pthread_mutex_unlock(&st->lock);
-  sim_waitq_wake(&st->wq);
-  *out = r;
+  rma_rank *rk = &st->rank[comm->rank];
+  reg_slot slot = {buff, size, flags, nb_out, NULL};
+  /* The rank's count changes only in its own calls and withdrawals, which
+   * take the table's lock; so does reading it here. */
+  sim_rv_lock(&st->rounds);
+  uint64_t seq = rk->win_rounds;
+  sim_rv_unlock(&st->rounds);
+  SIM_CHECK(sim_rv_arrive(&st->rounds, &reg_rv, seq, st->nranks, st->nranks, comm->rank,
+                          nb_out ? SIM_RV_DETACHED : 0, &slot, comm->clique, out));
+  sim_rv_lock(&st->rounds);
+  rk->win_rounds = seq + 1;
+  sim_rv_unlock(&st->rounds);
   return ncclSuccess;
 }
 
 typedef struct {
-  rma_state *st;
-  rma_round *r;
-} round_arg;
+  int rank;
+  bool later; /* out: the rank is still in a round at or past `from` */
+  uint64_t from;
+} later_arg;
 
-static bool round_done(void *arg) {
-  round_arg *a = arg;
-  pthread_mutex_lock(&a->st->lock);
-  bool d = a->r->done;
-  pthread_mutex_unlock(&a->st->lock);
-  return d;
+static void find_later(sim_rv_table *t, sim_rv *rv, void *arg) {
+  later_arg *a = arg;
+  if (sim_rv_present(rv, a->rank) && sim_rv_key(rv) >= a->from) a->later = true;
 }
 
-/* Lists the ranks missing from r. Caller holds st->lock. */
-static void missing_ranks(rma_state *st, rma_round *r, char *buf, size_t len) {
-  size_t n = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < st->nranks && n < len - 16; i++)
-    if (!r->present[i]) n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "", i);
+/* The rank withdrew from round `seq`: the registration did not happen, and
+ * its next one must meet its peers there again (a peer that failed before
+ * arriving, out of memory, still comes to that round). Once the rank is in
+ * no round from its oldest withdrawn one on, its count rewinds to that one,
+ * whatever order its rounds were withdrawn in (blocking rounds of a group
+ * are awaited oldest first; non-blocking ones expire at each poll). Caller
+ * holds the table's lock. */
+static void rewind_to(rma_state *st, int rank, uint64_t seq) {
+  rma_rank *rk = &st->rank[rank];
+  if (seq < rk->withdrawn_from) rk->withdrawn_from = seq;
+  later_arg a = {rank, false, rk->withdrawn_from};
+  sim_rv_each_open(&st->rounds, find_later, &a);
+  if (a.later) return;
+  if (rk->win_rounds > rk->withdrawn_from) rk->win_rounds = rk->withdrawn_from;
+  rk->withdrawn_from = UINT64_MAX;
 }
 
-/* A blocking rank's wait for its round (r is counted in r->waiters). */
-static ncclResult_t await(ncclComm_t comm, rma_round *r, ncclWindow_t *win) {
+/* A blocking rank's wait for its round, which it holds. */
+static ncclResult_t await(ncclComm_t comm, sim_rv *rv, ncclWindow_t *win) {
   rma_state *st = rma_of(comm);
-  round_arg a = {st, r};
-  int rc = sim_waitq_wait(&st->wq, round_done, &a, sim_clique_cancel(comm->clique), r->deadline);
+  int rc = sim_rv_wait(&st->rounds, rv, sim_clique_cancel(comm->clique), sim_rv_deadline(rv));
   ncclResult_t res;
-  pthread_mutex_lock(&st->lock);
-  if (r->done) {
-    res = r->status;
-    *win = res == ncclSuccess ? r->handle[comm->rank] : NULL;
-    if (res != ncclSuccess) SIM_WARN(SIM_RMA, "rank %d: %s", comm->rank, r->diag);
+  sim_rv_lock(&st->rounds);
+  if (sim_rv_done(rv)) {
+    res = sim_rv_result(rv);
+    *win = res == ncclSuccess ? slot_of(rv, comm->rank)->handle : NULL;
+    if (res != ncclSuccess) SIM_WARN(SIM_RMA, "rank %d: %s", comm->rank, ((reg_round *)sim_rv_payload(rv))->diag);
+    sim_rv_leave_locked(&st->rounds, rv, comm->rank);
   } else {
     char missing[256];
-    missing_ranks(st, r, missing, sizeof missing);
-    r->present[comm->rank] = false;
-    r->arrived--;
-    /* Withdrawn, the registration did not happen: the rank's next one
-     * joins this round again, so that a peer that failed before arriving
-     * (out of memory) still meets it there. Its later rounds of the same
-     * group are awaited (and withdrawn) next, before it can register again:
-     * rewinding past them keeps it in step with its peers. */
-    if (st->rank[comm->rank].win_rounds > r->seq) st->rank[comm->rank].win_rounds = r->seq;
+    sim_rv_missing(rv, missing, sizeof missing);
+    uint64_t seq = sim_rv_key(rv);
+    sim_rv_leave_locked(&st->rounds, rv, comm->rank);
+    rewind_to(st, comm->rank, seq);
     res = rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
     SIM_WARN(SIM_RMA, "ncclCommWindowRegister: rank %d waited for rank(s) [%s] to register the window too (%s)",
              comm->rank, missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "communicator aborted");
     *win = NULL;
   }
-  if (--r->waiters == 0 && (r->done || r->arrived == 0)) {
-    if (!r->done) round_unlink(st, r);
-    round_free(r);
-  }
-  pthread_mutex_unlock(&st->lock);
+  sim_rv_unlock(&st->rounds);
   return res;
 }
 
 typedef struct {
   sim_group_job job;
   ncclComm_t comm;
-  rma_round *r;
+  sim_rv *r;
   ncclWindow_t *win;
 } reg_job;
 
 static ncclResult_t reg_job_run(sim_group_job *job) {
   reg_job *j = (reg_job *)job;
-  if (NEVER(!j->r)) return ncclSuccess; /* a blocking arrival is a waiter: its round stays */
+  if (NEVER(!j->r)) return ncclSuccess; /* a blocking arrival holds its round */
   return await(j->comm, j->r, j->win);
 }
 static void reg_job_free(sim_group_job *job) { sim_free(job); }
+
+typedef struct {
+  ncclComm_t comm;
+  uint64_t now;
+  ncclResult_t res;
+} expire_arg;
+
+/* A non-blocking registration of the rank past its deadline withdraws. */
+static void expire(sim_rv_table *t, sim_rv *rv, void *arg) {
+  expire_arg *a = arg;
+  ncclComm_t comm = a->comm;
+  if (!sim_rv_present(rv, comm->rank) || !slot_of(rv, comm->rank)->nb_out || a->now < sim_rv_deadline(rv)) return;
+  rma_state *st = rma_of(comm);
+  rma_rank *rk = &st->rank[comm->rank];
+  char missing[256];
+  sim_rv_missing(rv, missing, sizeof missing);
+  uint64_t seq = sim_rv_key(rv);
+  sim_rv_leave_locked(t, rv, comm->rank);
+  rewind_to(st, comm->rank, seq);
+  pthread_mutex_lock(&rk->lock);
+  nb_settle(comm, rk, ncclTimeout);
+  pthread_mutex_unlock(&rk->lock);
+  SIM_WARN(SIM_RMA, "ncclCommWindowRegister (non-blocking): rank %d waited NCCLSIM_TIMEOUT for rank(s) [%s]",
+           comm->rank, missing);
+  a->res = ncclTimeout;
+}
 
 ncclResult_t sim_rma_poll(ncclComm_t comm) {
   /* Called by sim_comm_poll only, with a live communicator of a clique. */
@@ -275,28 +252,11 @@ ncclResult_t sim_rma_poll(ncclComm_t comm) {
   int pending = rk->nb_pending;
   pthread_mutex_unlock(&rk->lock);
   if (!pending) return ncclSuccess;
-  uint64_t now = sim_now_ns();
-  ncclResult_t res = ncclInProgress;
-  pthread_mutex_lock(&st->lock);
-  for (rma_round *r = st->rounds; r; r = r->next) {
-    if (!r->slot[comm->rank] || now < r->deadline) continue;
-    char missing[256];
-    missing_ranks(st, r, missing, sizeof missing);
-    r->present[comm->rank] = false;
-    r->slot[comm->rank] = NULL;
-    r->arrived--;
-    /* As in await(); the rounds are listed newest first, so the newest
-     * open one rewinds first and older ones expiring with it follow. */
-    if (rk->win_rounds == r->seq + 1) rk->win_rounds--;
-    pthread_mutex_lock(&rk->lock);
-    nb_settle(comm, rk, ncclTimeout);
-    pthread_mutex_unlock(&rk->lock);
-    SIM_WARN(SIM_RMA, "ncclCommWindowRegister (non-blocking): rank %d waited NCCLSIM_TIMEOUT for rank(s) [%s]",
-             comm->rank, missing);
-    res = ncclTimeout;
-  }
-  pthread_mutex_unlock(&st->lock);
-  return res;
+  expire_arg a = {comm, sim_now_ns(), ncclInProgress};
+  sim_rv_lock(&st->rounds);
+  sim_rv_each_open(&st->rounds, expire, &a);
+  sim_rv_unlock(&st->rounds);
+  return a.res;
 }
 
 /* Checks that [buff, buff + size) is one ncclMemAlloc allocation's memory
@@ -352,7 +312,7 @@ SIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size
   if ((res = check_window_memory(comm, buff, size)) != ncclSuccess) return sim_group_error(res);
 
   rma_state *st = rma_of(comm);
-  rma_round *r;
+  sim_rv *r;
   if (!comm->blocking) {
     rma_rank *rk = &st->rank[comm->rank];
     pthread_mutex_lock(&rk->lock);
@@ -416,27 +376,20 @@ SIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t w
   return ncclSuccess;
 }
 
+static void leave_open(sim_rv_table *t, sim_rv *rv, void *arg) {
+  int rank = *(int *)arg;
+  if (sim_rv_present(rv, rank)) sim_rv_leave_locked(t, rv, rank);
+}
+
 void rma_register_comm_fini(ncclComm_t comm) {
   rma_state *st = rma_of(comm);
   rma_rank *rk = &st->rank[comm->rank];
   /* Leave open rounds, so that no completion writes to this rank. */
-  pthread_mutex_lock(&st->lock);
-  for (rma_round *r = st->rounds; r; r = r->next)
-    if (r->present[comm->rank] && ALWAYS(!r->done)) { /* done rounds leave the list */
-      r->present[comm->rank] = false;
-      r->slot[comm->rank] = NULL;
-      r->arrived--;
-    }
-  pthread_mutex_unlock(&st->lock);
+  int rank = comm->rank;
+  sim_rv_lock(&st->rounds);
+  sim_rv_each_open(&st->rounds, leave_open, &rank);
+  sim_rv_unlock(&st->rounds);
   pthread_mutex_lock(&rk->lock);
   rk->nb_pending = 0;
   pthread_mutex_unlock(&rk->lock);
-}
-
-void rma_register_clique_fini(rma_state *st) {
-  while (st->rounds) {
-    rma_round *r = st->rounds;
-    st->rounds = r->next;
-    round_free(r);
-  }
 }
