@@ -93,6 +93,19 @@ static void test_dereg_while_registering(void **state) {
   pthread_barrier_destroy(&bar);
 }
 
+/* Every rank's first one-sided operation, together: as on a GPU, the first
+ * one blocks its caller until every rank has made its own (NCCL sets
+ * one-sided state up then). Each rank signals the next and waits for the
+ * previous one's signal. */
+static void rma_connect(rank_ctx *c, cudaStream_t s) {
+  ncclWaitSignalDesc_t d = {1, (c->rank + c->nranks - 1) % c->nranks, 0, 0};
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  assert_int_equal(ncclSignal((c->rank + 1) % c->nranks, 0, 0, 0, c->comm, s), ncclSuccess);
+  assert_int_equal(ncclWaitSignal(1, &d, c->comm, s), ncclSuccess);
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+}
+
 /* Rank 1 frees its window memory while it is still registered: a put into
  * it fails with a diagnostic instead of writing freed memory, and the
  * window (and a buffer registration over freed memory) still deregisters. */
@@ -104,6 +117,7 @@ static void freed_fn(rank_ctx *c) {
   assert_int_equal(ncclMemAlloc(&mem, 8192), ncclSuccess);
   assert_int_equal(ncclCommRegister(c->comm, mem, 8192, &h), ncclSuccess);
   assert_int_equal(ncclCommWindowRegister(c->comm, mem, 8192, &w, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  rma_connect(c, s);
   if (c->rank == 1) assert_int_equal(ncclMemFree(mem), ncclSuccess);
   pthread_barrier_wait(&bar);
   if (c->rank == 0) {
@@ -490,6 +504,7 @@ static void wait_diag_fn(rank_ctx *c) {
   assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
   assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
   assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &w, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  rma_connect(c, s);
   if (c->rank == 0) {
     assert_int_equal(ncclSignal(1, 0, 0, 0, c->comm, s), ncclSuccess);
     assert_int_equal(ncclSignal(1, 0, 0, 0, c->comm, s), ncclSuccess);
@@ -588,6 +603,7 @@ static void revoke_fn(rank_ctx *c) {
   cudaStream_t s;
   assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
   assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  rma_connect(c, s);
   pthread_barrier_wait(&bar);
   if (c->rank == 0) {
     sleep_ms(50); /* rank 1 is waiting by now (if not, it finds the revocation) */

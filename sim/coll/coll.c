@@ -541,9 +541,7 @@ static ncclResult_t enqueue(coll_kind kind, const char *fn, const void *send, vo
   if (!t) return sim_group_error(ncclSystemError);
   memset(t, 0, sizeof *t);
   t->tmp = (unsigned char *)(((uintptr_t)(t + 1) + 63) & ~(uintptr_t)63);
-  t->base.ops = &task_ops[kind];
-  t->base.comm = comm;
-  t->base.conn = SIM_CONN_COLL;
+  t->base = (sim_task){.ops = &task_ops[kind], .comm = comm, .conn = SIM_CONN_COLL};
   t->kind = kind;
   t->fn = fn;
   t->send = send;

@@ -165,13 +165,8 @@ static ncclResult_t split(ncclComm_t comm, int color, int key, int expected, ncc
     return sim_group_error(res);
   }
   if (!job) return split_wait(comm, r, out, op);
-  job->job.comm = comm;
-  job->job.run = split_job_run;
-  job->job.release = split_job_free;
-  job->comm = comm;
-  job->round = r;
-  job->out = out;
-  job->op = op;
+  *job = (split_job){.job = {.comm = comm, .run = split_job_run, .release = split_job_free},
+                     .comm = comm, .round = r, .out = out, .op = op};
   return sim_group_add_job(&job->job);
 }
 

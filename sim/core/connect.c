@@ -104,7 +104,12 @@ static bool is_connected(const need *nd) {
   return atomic_load_explicit(flag_of(nd->c, nd->key), memory_order_acquire);
 }
 
-static bool ready(void *arg) { return is_connected(arg); }
+/* Connected, or the communicator was aborted or revoked (that ends every
+ * wait of the clique). */
+static bool ready(void *arg) {
+  need *nd = arg;
+  return is_connected(nd) || atomic_load(sim_clique_cancel(nd->c));
+}
 
 /* The round's completion: the connection is made. */
 static ncclResult_t made(sim_rv *rv, void *arg) {
@@ -200,7 +205,9 @@ static ncclResult_t wait_one(need *nd) {
   sim_block_init(&b, awaits, nd, "%s (first-use connection)", what);
   ncclComm_t comm = nd->task->comm;
   int rc = sim_block_wait(&b, &state_of(nd->c)->rounds.wq, ready, nd, sim_deadline(), why, sizeof why);
-  if (rc == 0) return ncclSuccess;
+  if (rc == 0 && is_connected(nd)) return ncclSuccess;
+  if (rc == 0)
+    return sim_comm_fail(comm, ncclRemoteError, "%s; the communicator was aborted or revoked meanwhile", what);
   if (rc == EDEADLK) {
     bool self = strstr(why, "this same thread") != NULL;
     return sim_comm_fail(comm, ncclInvalidUsage, "%s; %s (%s): on a GPU this call never returns%s", what, why,

@@ -245,16 +245,12 @@ static ncclResult_t enqueue(bool is_send, void *buf, size_t count, ncclDataType_
     return sim_group_error(res);
   p2p_task *t = sim_calloc(1, sizeof *t);
   if (!t) return sim_group_error(ncclSystemError);
-  t->base.ops = is_send ? &send_ops : &recv_ops;
-  t->base.comm = comm;
-  t->base.bytes = count * sim_dtype_size(dt);
-  t->base.conn = is_send ? SIM_CONN_SEND : SIM_CONN_RECV;
-  t->base.conn_peer = peer;
-  t->is_send = is_send;
-  t->buf = buf;
-  t->count = count;
-  t->dt = dt;
-  t->peer = peer;
+  *t = (p2p_task){.base = {.ops = is_send ? &send_ops : &recv_ops,
+                           .comm = comm,
+                           .bytes = count * sim_dtype_size(dt),
+                           .conn = is_send ? SIM_CONN_SEND : SIM_CONN_RECV,
+                           .conn_peer = peer},
+                  .is_send = is_send, .buf = buf, .count = count, .dt = dt, .peer = peer};
   return sim_task_submit(&t->base, stream);
 }
 

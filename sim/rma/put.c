@@ -56,7 +56,10 @@ static void put_release(sim_task *base) {
   sim_free(t);
 }
 
-static const struct sim_task_ops put_ops = {"ncclPutSignal", put_post, put_wait, put_describe, put_release};
+static void put_commit(sim_task *base) { rma_signal_commit(base, ((put_task *)base)->peer); }
+
+static const struct sim_task_ops put_ops = {"ncclPutSignal", put_post,   put_wait,       put_describe,
+                                            put_release,     put_commit, rma_awaits_none};
 
 SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclDataType_t datatype, int peer,
                                       ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
@@ -93,13 +96,7 @@ SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclD
     rma_cwin_unref(cw);
     return sim_group_error(ncclSystemError);
   }
-  t->base.ops = &put_ops;
-  t->base.comm = comm;
-  t->peer = peer;
-  t->src = localbuff;
-  t->off = peerWinOffset;
-  t->nbytes = bytes;
-  t->cw = cw;
-  t->base.bytes = bytes;
+  *t = (put_task){.base = {.ops = &put_ops, .comm = comm, .bytes = bytes, .conn = SIM_CONN_RMA},
+                  .peer = peer, .src = localbuff, .off = peerWinOffset, .nbytes = bytes, .cw = cw};
   return sim_task_submit(&t->base, stream);
 }

@@ -57,6 +57,7 @@ typedef struct rma_reg {
 typedef struct {
   _Alignas(64) _Atomic uint64_t arrived;
   _Atomic uint64_t claimed;
+  _Atomic uint64_t called; /* signals the source's calls committed, posted or not (the deadlock check) */
 } rma_sig;
 
 typedef struct {
@@ -87,6 +88,10 @@ static inline rma_sig *rma_slot(rma_state *st, int target, int source) {
 /* One signal from source to target: bumps the (target, source) count and
  * wakes the target's waits. A put ends with it (put.c). */
 void rma_signal_emit(sim_clique *c, int target, int source);
+/* The commit of a put or signal to `peer` (sim_task_ops.commit), and the
+ * awaits of a task that completes when posted. */
+void rma_signal_commit(sim_task *t, int peer);
+int rma_awaits_none(sim_task *t, sim_rank_ref *out, int max);
 /* Common enqueue checks of put and signal: comm, host RMA, peer,
  * sigIdx/ctx/flags. */
 ncclResult_t rma_check_signal_args(ncclComm_t comm, int peer, int sigIdx, int ctx, unsigned flags, const char *op);

@@ -44,6 +44,12 @@ void rma_signal_emit(sim_clique *c, int target, int source) {
   sim_waitq_wake(&st->rank[target].wq);
 }
 
+void rma_signal_commit(sim_task *t, int peer) {
+  atomic_fetch_add(&rma_slot(rma_of(t->comm), peer, t->comm->rank)->called, 1);
+}
+
+int rma_awaits_none(sim_task *t SIM_UNUSED, sim_rank_ref *out SIM_UNUSED, int max SIM_UNUSED) { return 0; }
+
 /* ---- ncclSignal ---- */
 
 typedef struct {
@@ -66,7 +72,10 @@ static void signal_describe(sim_task *base, char *buf, size_t len) {
 
 static void task_free(sim_task *base) { sim_free(base); }
 
-static const struct sim_task_ops signal_ops = {"ncclSignal", signal_post, signal_wait, signal_describe, task_free};
+static void signal_commit(sim_task *base) { rma_signal_commit(base, ((signal_task *)base)->peer); }
+
+static const struct sim_task_ops signal_ops = {"ncclSignal", signal_post,   signal_wait,    signal_describe,
+                                               task_free,    signal_commit, rma_awaits_none};
 
 SIM_EXPORT ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
                                    cudaStream_t stream) {
@@ -74,9 +83,7 @@ SIM_EXPORT ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int f
   if (res != ncclSuccess) return sim_group_error(res);
   signal_task *t = sim_calloc(1, sizeof *t);
   if (!t) return sim_group_error(ncclSystemError);
-  t->base.ops = &signal_ops;
-  t->base.comm = comm;
-  t->peer = peer;
+  *t = (signal_task){.base = {.ops = &signal_ops, .comm = comm, .conn = SIM_CONN_RMA}, .peer = peer};
   return sim_task_submit(&t->base, stream);
 }
 
@@ -143,7 +150,24 @@ static void wait_describe(sim_task *base, char *buf, size_t len) {
   }
 }
 
-static const struct sim_task_ops wait_ops = {"ncclWaitSignal", wait_post, wait_wait, wait_describe, task_free};
+/* The peers whose calls have not yet committed the signals this wait
+ * needs: only their drivers can make them. */
+static int wait_awaits(sim_task *base, sim_rank_ref *out, int max) {
+  wait_task *t = (wait_task *)base;
+  ncclComm_t comm = base->comm;
+  rma_state *st = rma_of(comm);
+  int n = 0;
+  for (int i = 0; i < t->ndesc; i++) {
+    wait_desc *d = &t->desc[i];
+    if (atomic_load(&rma_slot(st, comm->rank, d->peer)->called) >= d->want) continue;
+    if (n == max) return -1;
+    out[n++] = (sim_rank_ref){comm->clique, d->peer};
+  }
+  return n;
+}
+
+static const struct sim_task_ops wait_ops = {"ncclWaitSignal", wait_post, wait_wait, wait_describe,
+                                             task_free,        NULL,      wait_awaits};
 
 SIM_EXPORT ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *descs, ncclComm_t comm,
                                        cudaStream_t stream) {
@@ -170,8 +194,7 @@ SIM_EXPORT ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *descs, n
   }
   wait_task *t = sim_calloc(1, sizeof *t + (size_t)nDesc * sizeof t->desc[0]);
   if (!t) return sim_group_error(ncclSystemError);
-  t->base.ops = &wait_ops;
-  t->base.comm = comm;
+  t->base = (sim_task){.ops = &wait_ops, .comm = comm, .conn = SIM_CONN_RMA};
   t->ndesc = nDesc;
   for (int i = 0; i < nDesc; i++) {
     t->desc[i].peer = descs[i].peer;

@@ -338,12 +338,7 @@ SIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size
       if (tmp) ncclCommWindowDeregister(comm, tmp);
       return sim_group_error(ncclSystemError);
     }
-    j->job.comm = comm;
-    j->job.run = reg_job_run;
-    j->job.release = reg_job_free;
-    j->comm = comm;
-    j->r = r;
-    j->win = win;
+    *j = (reg_job){.job = {.comm = comm, .run = reg_job_run, .release = reg_job_free}, .comm = comm, .r = r, .win = win};
     return sim_group_add_job(&j->job);
   }
   return await(comm, r, win);
