@@ -169,6 +169,8 @@ typedef struct sim_block {
    * and streams, never the registry's. */
   int (*awaits)(struct sim_block *b, sim_rank_ref *out, int max);
   void *arg;
+  _Atomic int doomed; /* set by another thread of the same deadlock, with `why` */
+  char why[512];
 } sim_block;
 /* This thread's number (1, 2, ...: never reused) and OS thread id. */
 uint64_t sim_thread_self(void);

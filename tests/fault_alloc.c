@@ -274,15 +274,21 @@ static bool attempt_window(hook_t h, uint64_t n) {
   return hit;
 }
 
-/* put_signal from rank 0 into rank 1's window, wait_signal on rank 1. */
+/* put_signal from rank 0 into rank 1's window, wait_signal on rank 1, in
+ * one group: one thread drives both ranks, and their first one-sided
+ * operations must meet (on a GPU, a lone first put_signal would wait for
+ * rank 1 forever). */
 static n4c_status_t put_and_wait(struct env *e, n4c_status_t *sync_st) {
   n4c_buffer_t local = n4c_buffer(e->mem[0], COUNT, ncclFloat32, 0);
   n4c_wait_signal_desc_t desc = N4C_WAIT_SIGNAL_DESC(0);
+  assert_int_equal(n4c_group_start(), N4C_OK);
   n4c_status_t put = n4c_comm_put_signal(e->comm[0], &local, 1, e->win[0], COUNT, 0, 0, 0,
                                          e->stream[0]);
   ncclResult_t put_nr = n4c_last_nccl_result();
   n4c_status_t wait = n4c_comm_wait_signal(e->comm[1], &desc, 1, e->stream[1]);
   ncclResult_t wait_nr = n4c_last_nccl_result();
+  n4c_status_t end = n4c_group_end();
+  ncclResult_t end_nr = n4c_last_nccl_result();
   cudaError_t ce0 = cudaStreamSynchronize(e->stream[0]);
   cudaError_t ce1 = cudaStreamSynchronize(e->stream[1]);
   *sync_st = ce0 == cudaSuccess && ce1 == cudaSuccess ? N4C_OK : N4C_ECUDA;
@@ -291,8 +297,12 @@ static n4c_status_t put_and_wait(struct env *e, n4c_status_t *sync_st) {
     assert_true(is_enomem(put, put_nr));
     return put;
   }
-  if (wait != N4C_OK) assert_true(is_enomem(wait, wait_nr));
-  return wait;
+  if (wait != N4C_OK) {
+    assert_true(is_enomem(wait, wait_nr));
+    return wait;
+  }
+  if (end != N4C_OK) assert_true(is_enomem(end, end_nr));
+  return end;
 }
 
 static bool attempt_signal(hook_t h, uint64_t n) {

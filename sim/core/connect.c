@@ -199,7 +199,7 @@ static void withdraw(need *nd) {
 /* Waits for one need; on failure records why on the comm. */
 static ncclResult_t wait_one(need *nd) {
   if (is_connected(nd)) return ncclSuccess;
-  char what[192], why[384];
+  char what[192], why[512];
   describe(nd, what, sizeof what);
   sim_block b;
   sim_block_init(&b, awaits, nd, "%s (first-use connection)", what);

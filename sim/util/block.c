@@ -57,6 +57,8 @@ void sim_block_init(sim_block *b, int (*awaits)(sim_block *b, sim_rank_ref *out,
   b->tid = sim_thread_tid();
   b->awaits = awaits;
   b->arg = arg;
+  atomic_init(&b->doomed, 0);
+  b->why[0] = '\0';
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(b->what, sizeof b->what, fmt, ap);
@@ -69,18 +71,20 @@ static sim_block *find(uint64_t thread) {
   return NULL;
 }
 
-/* The driver of an awaited rank: 0 if the rank has none (or is gone). */
-static uint64_t driver_of(const sim_rank_ref *r, int *tid) {
+/* The driver of an awaited rank: 0 if the rank has none yet; *gone when
+ * the rank was destroyed (it will never call again). */
+static uint64_t driver_of(const sim_rank_ref *r, int *tid, bool *gone) {
   ncclComm_t m = r->c->ranks[r->rank];
+  *gone = !m;
   if (!m) return 0;
   *tid = atomic_load_explicit(&m->driver_tid, memory_order_relaxed);
   return atomic_load_explicit(&m->driver, memory_order_relaxed);
 }
 
 /* True if no thread outside the blocked ones reachable from `start` could
- * release it; `why` then names the awaited ranks' drivers. Under lock. */
-static bool deadlocked(sim_block *start, char *why, size_t len) {
-  sim_block *chain[MAX_CHAIN];
+ * release it; `why` then names the awaited ranks' drivers, and chain[1..]
+ * (*nchain in all) the other blocked threads involved. Under lock. */
+static bool deadlocked(sim_block *start, char *why, size_t len, sim_block **chain, int *nchain_out) {
   int nchain = 0, head = 0;
   chain[nchain++] = start;
   size_t n = 0;
@@ -95,8 +99,14 @@ static bool deadlocked(sim_block *start, char *why, size_t len) {
        * holds its own rank, so the clique lives. */
       pthread_mutex_lock(&aw[i].c->lock);
       int tid = 0;
-      uint64_t d = driver_of(&aw[i], &tid);
+      bool gone;
+      uint64_t d = driver_of(&aw[i], &tid, &gone);
       pthread_mutex_unlock(&aw[i].c->lock);
+      if (gone) {
+        if (n < len)
+          n += (size_t)snprintf(why + n, len - n, "%srank %d was destroyed", n ? "; " : "", aw[i].rank);
+        continue;
+      }
       if (d == 0) return false;
       sim_block *db = find(d);
       if (!db) return false; /* its driver runs: it may yet call */
@@ -116,7 +126,19 @@ static bool deadlocked(sim_block *start, char *why, size_t len) {
       }
     }
   }
+  *nchain_out = nchain;
   return true;
+}
+
+/* Every other thread of the deadlock is stuck as much as this one: each
+ * ends at its next check, pointing to this report. Under lock. */
+static void doom(sim_block *self, sim_block **chain, int nchain, const char *why) {
+  for (int k = 1; k < nchain; k++)
+    if (!atomic_load(&chain[k]->doomed)) {
+      snprintf(chain[k]->why, sizeof chain[k]->why, "the threads are deadlocked, as thread %d found while blocked in %s: %s",
+               self->tid, self->what, why);
+      atomic_store(&chain[k]->doomed, 1);
+    }
 }
 
 int sim_block_wait(sim_block *b, sim_waitq *q, sim_ready_fn ready, void *ready_arg, uint64_t deadline_ns,
@@ -132,13 +154,19 @@ int sim_block_wait(sim_block *b, sim_waitq *q, sim_ready_fn ready, void *ready_a
       rc = 0;
       break;
     }
-    pthread_mutex_lock(&lock);
-    bool dead = deadlocked(b, why, len);
-    pthread_mutex_unlock(&lock);
+    sim_block *chain[MAX_CHAIN];
+    int nchain = 0;
     uint64_t now = sim_now_ns();
+    pthread_mutex_lock(&lock);
+    bool doomed = atomic_load(&b->doomed);
+    if (doomed) snprintf(why, len, "%s", b->why);
+    bool dead = !doomed && deadlocked(b, why, len, chain, &nchain);
     if (!dead) dead_since = 0;
     else if (!dead_since) dead_since = now;
-    if (dead && now - dead_since >= GRACE_NS && !ready(ready_arg)) {
+    bool report = dead && now - dead_since >= GRACE_NS && !ready(ready_arg);
+    if (report) doom(b, chain, nchain, why);
+    pthread_mutex_unlock(&lock);
+    if ((doomed && !ready(ready_arg)) || report) {
       rc = EDEADLK;
       break;
     }
