@@ -48,6 +48,13 @@ struct sig_env {
   int next, prev;
 };
 
+static bool sync_ok(case_ctx_t *ctx, struct sig_env *e, const char *what)
+{
+  cudaError_t ce = cudaStreamSynchronize(e->stream);
+  return CASE_EXPECT(ctx, ce == cudaSuccess, "%s: cudaStreamSynchronize: %s (%s)", what,
+                     cudaGetErrorName(ce), ncclGetLastError(n4c_comm_handle(e->comm)));
+}
+
 static bool sig_setup(case_ctx_t *ctx, struct sig_env *e, size_t bytes)
 {
   void *mem;
@@ -61,14 +68,20 @@ static bool sig_setup(case_ctx_t *ctx, struct sig_env *e, size_t bytes)
   e->mem = mem;
   e->next = (ctx->rank + 1) % ctx->nranks;
   e->prev = (ctx->rank + ctx->nranks - 1) % ctx->nranks;
+  /* Every rank's first one-sided operation, together: NCCL sets one-sided
+   * state up at the first one, and that call blocks until every rank has
+   * made its own (a case where only some ranks signal would hang there). */
+  n4c_wait_signal_desc_t d = N4C_WAIT_SIGNAL_DESC(e->prev);
+  n4c_status_t gs = n4c_group_start();
+  n4c_status_t s1 = n4c_comm_signal(e->comm, e->next, 0, 0, 0, e->stream);
+  n4c_status_t s2 = n4c_comm_wait_signal(e->comm, &d, 1, e->stream);
+  n4c_status_t ge = n4c_group_end();
+  if (!CASE_EXPECT(ctx, gs == N4C_OK && s1 == N4C_OK && s2 == N4C_OK && ge == N4C_OK,
+                   "the first signal and wait, grouped: %s, %s, %s, %s (%s)", n4c_strerror(gs), n4c_strerror(s1),
+                   n4c_strerror(s2), n4c_strerror(ge), n4c_last_error_message()) ||
+      !sync_ok(ctx, e, "the first signal and wait"))
+    return false;
   return ctx_barrier(ctx);
-}
-
-static bool sync_ok(case_ctx_t *ctx, struct sig_env *e, const char *what)
-{
-  cudaError_t ce = cudaStreamSynchronize(e->stream);
-  return CASE_EXPECT(ctx, ce == cudaSuccess, "%s: cudaStreamSynchronize: %s (%s)", what,
-                     cudaGetErrorName(ce), ncclGetLastError(n4c_comm_handle(e->comm)));
 }
 
 /* The stream has work left after a pause (a wait that must not be done). */
