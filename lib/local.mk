@@ -27,12 +27,11 @@ lib_libnccl4c_static_la_SOURCES = \
 	lib/resource.c
 # Device communicators, properties, memory, DLPack (issues 5 and 7).
 lib_libnccl4c_static_la_SOURCES += lib/props.c lib/devcomm.c lib/mem.c lib/dlpack.c
-# Real NCCL's <nccl_device.h> is C++: its bridge is the one C++ file.
-if BACKEND_NCCL
+# Real NCCL's <nccl_device.h> is C++: the device-communicator bridge is the
+# one C++ file, on either backend. Without it devcomm.c gives N4C_ENOTSUP.
 if HAVE_NCCL_DEVCOMM
-lib_libnccl4c_static_la_SOURCES += lib/devcomm_nccl.cc
+lib_libnccl4c_static_la_SOURCES += lib/devcomm_bridge.cc
 nodist_EXTRA_lib_libnccl4c_la_SOURCES = lib/dummy.cxx
-endif
 endif
 lib_libnccl4c_static_la_CPPFLAGS = $(AM_CPPFLAGS)
 # Only N4C_EXTERN functions leave the shared library; the tests, linking
