@@ -34,6 +34,7 @@ lib_libnccl4c_static_la_CPPFLAGS = $(AM_CPPFLAGS)
 # Only N4C_EXTERN functions leave the shared library; the tests, linking
 # these objects statically, still reach the internal ones.
 lib_libnccl4c_static_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+lib_libnccl4c_static_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
 
 lib_LTLIBRARIES += lib/libnccl4c.la
 lib_libnccl4c_la_SOURCES =
