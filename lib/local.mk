@@ -34,7 +34,9 @@ lib_libnccl4c_static_la_CPPFLAGS = $(AM_CPPFLAGS)
 # Only N4C_EXTERN functions leave the shared library; the tests, linking
 # these objects statically, still reach the internal ones.
 lib_libnccl4c_static_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
-lib_libnccl4c_static_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
+# No exceptions: none can cross the C callers, and the C-linked tests then
+# need no C++ runtime (coverage builds refer to __gxx_personality_v0 else).
+lib_libnccl4c_static_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fno-exceptions
 
 lib_LTLIBRARIES += lib/libnccl4c.la
 lib_libnccl4c_la_SOURCES =
