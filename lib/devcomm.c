@@ -1,12 +1,13 @@
 /*
- * devcomm.c — device communicators (seed 000): n4c_comm_create_dev_comm,
- * n4c_dev_comm_ptr, tracked as a resource whose close is
- * ncclDevCommDestroy.
+ * devcomm.c — device communicators (nccl.core's
+ * Communicator.create_dev_comm / NCCL's ncclDevCommCreate):
+ * n4c_comm_create_dev_comm, n4c_dev_comm_ptr, tracked as a resource whose
+ * close is ncclDevCommDestroy.
  *
- * The NCCL calls go through devcomm_bridge.h: on ncclsim, whose
- * <nccl_device.h> is C, the bridge is implemented at the end of this file;
- * on real NCCL, in devcomm_nccl.cc (C++), or nowhere when the linked NCCL
- * has no usable device API (N4C_ENOTSUP).
+ * NCCL's <nccl_device.h> is C++, so the NCCL calls go through
+ * devcomm_bridge.h, implemented in devcomm_bridge.cc. Without it (no C++
+ * compiler, or an NCCL without a usable device API: no HAVE_NCCL_DEVCOMM)
+ * creation gives N4C_ENOTSUP.
  */
 #include "config.h"
 
@@ -15,16 +16,12 @@
 #include "n4c_internal.h"
 #include "devcomm_bridge.h"
 
-#if defined(NCCLSIM) || HAVE_NCCL_DEVCOMM
-#define HAVE_BRIDGE 1
-#endif
-
 struct n4c_dev_comm_s {
   n4c_resource_t base;
   void *dc; /* the ncclDevComm_t, from n4c_dc_create */
 };
 
-#ifdef HAVE_BRIDGE
+#ifdef HAVE_NCCL_DEVCOMM
 static n4c_status_t dev_comm_close(n4c_resource_t *r) {
   n4c_dev_comm_t *d = (n4c_dev_comm_t *)r;
   ncclResult_t res = n4c_dc_destroy(r->comm->handle, d->dc);
@@ -73,7 +70,7 @@ n4c_status_t n4c_comm_create_dev_comm(n4c_comm_t *comm, const n4c_dev_comm_requi
     N4C_DC_FIELDS(CHECK_ONE)
 #undef CHECK_ONE
   }
-#ifdef HAVE_BRIDGE
+#ifdef HAVE_NCCL_DEVCOMM
   n4c_dev_comm_t *d;
   N4C_CHECK(n4c_resource_alloc(op, comm, &dev_comm_kind, sizeof *d, (void **)&d));
   ncclResult_t nres = ncclSuccess;
@@ -107,54 +104,3 @@ n4c_status_t n4c_dev_comm_ptr(const n4c_dev_comm_t *dc, void **out) {
   *out = dc->dc;
   return N4C_OK;
 }
-
-/* ---- the bridge on ncclsim ---- */
-#if defined(NCCLSIM)
-#include <nccl_device.h>
-
-n4c_dc_result_t n4c_dc_create(ncclComm_t comm, const n4c_dev_comm_requirements_t *r, void **out,
-                              ncclResult_t *nres, const char **detail) {
-  (void)detail; /* ncclsim has every 2.30 field */
-  ncclDevCommRequirements_t q = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
-  if (r) {
-#define SET(f, nf, conv) if (r->f != N4C_UNSET) q.nf = conv(r->f)
-#define AS_BOOL(v) ((v) != 0)
-#define AS_INT(v) (v)
-#define AS_CONN(v) ((ncclGinConnectionType_t)(v))
-    SET(lsa_multimem, lsaMultimem, AS_BOOL);
-    SET(barrier_count, barrierCount, AS_INT);
-    SET(lsa_barrier_count, lsaBarrierCount, AS_INT);
-    SET(rail_gin_barrier_count, railGinBarrierCount, AS_INT);
-    SET(lsa_ll_a2a_block_count, lsaLLA2ABlockCount, AS_INT);
-    SET(lsa_ll_a2a_slot_count, lsaLLA2ASlotCount, AS_INT);
-    SET(gin_force_enable, ginForceEnable, AS_BOOL);
-    SET(gin_context_count, ginContextCount, AS_INT);
-    SET(gin_signal_count, ginSignalCount, AS_INT);
-    SET(gin_counter_count, ginCounterCount, AS_INT);
-    SET(gin_connection_type, ginConnectionType, AS_CONN);
-    SET(gin_exclusive_contexts, ginExclusiveContexts, AS_BOOL);
-    SET(gin_queue_depth, ginQueueDepth, AS_INT);
-    SET(world_gin_barrier_count, worldGinBarrierCount, AS_INT);
-    SET(gin_strong_signals_required, ginStrongSignalsRequired, AS_BOOL);
-    SET(gin_va_signals_required, ginVaSignalsRequired, AS_BOOL);
-#undef SET
-#undef AS_BOOL
-#undef AS_INT
-#undef AS_CONN
-  }
-  ncclDevComm_t *dc = n4c_malloc(sizeof *dc);
-  if (!dc) return N4C_DC_ENOMEM;
-  ncclResult_t res = ncclDevCommCreate(comm, &q, dc);
-  if (res != ncclSuccess) {
-    n4c_free(dc);
-    *nres = res;
-    return N4C_DC_ENCCL;
-  }
-  *out = dc;
-  return N4C_DC_OK;
-}
-
-ncclResult_t n4c_dc_destroy(ncclComm_t comm, void *dc) { return ncclDevCommDestroy(comm, (const ncclDevComm_t *)dc); }
-
-void n4c_dc_free(void *dc) { n4c_free(dc); }
-#endif

@@ -1,11 +1,10 @@
 /*
  * devcomm_bridge.h — ncclDevCommCreate/Destroy behind C functions.
  *
- * Real NCCL declares the device-communicator API in C++ headers, so on the
- * real backend these functions live in the one C++ file devcomm_nccl.cc;
- * on ncclsim, whose <nccl_device.h> is C, devcomm.c implements them. The
- * rest of lib/ sees an ncclDevComm_t only as a pointer to NCCL's struct.
- * Not installed.
+ * Real NCCL declares the device-communicator API in C++ headers, so these
+ * functions live in the one C++ file devcomm_bridge.cc, on every backend.
+ * The rest of lib/ sees an ncclDevComm_t only as a pointer to NCCL's
+ * struct. Not installed.
  */
 #ifndef N4C_DEVCOMM_BRIDGE_H_
 #define N4C_DEVCOMM_BRIDGE_H_

@@ -6,9 +6,7 @@
 # itself, so that -Wl,--wrap=ncclX reaches nccl4c's calls to NCCL (wrap
 # only rewrites references in objects linked into the executable).
 #
-# A later kind adds its file to lib_libnccl4c_static_la_SOURCES; a C++ file
-# there also needs `nodist_EXTRA_lib_libnccl4c_la_SOURCES = lib/dummy.cxx`
-# so that the shared library is linked as C++.
+# A later kind adds its file to lib_libnccl4c_static_la_SOURCES.
 
 noinst_LTLIBRARIES += lib/libnccl4c_static.la
 lib_libnccl4c_static_la_SOURCES = \
@@ -27,23 +25,34 @@ lib_libnccl4c_static_la_SOURCES = \
 	lib/resource.c
 # Device communicators, properties, memory, DLPack (issues 5 and 7).
 lib_libnccl4c_static_la_SOURCES += lib/props.c lib/devcomm.c lib/mem.c lib/dlpack.c
-# Real NCCL's <nccl_device.h> is C++: its bridge is the one C++ file.
-if BACKEND_NCCL
+# Real NCCL's <nccl_device.h> is C++: the device-communicator bridge is the
+# one C++ file, on either backend. Without it devcomm.c gives N4C_ENOTSUP.
 if HAVE_NCCL_DEVCOMM
-lib_libnccl4c_static_la_SOURCES += lib/devcomm_nccl.cc
-nodist_EXTRA_lib_libnccl4c_la_SOURCES = lib/dummy.cxx
-endif
+lib_libnccl4c_static_la_SOURCES += lib/devcomm_bridge.cc
 endif
 lib_libnccl4c_static_la_CPPFLAGS = $(AM_CPPFLAGS)
 # Only N4C_EXTERN functions leave the shared library; the tests, linking
 # these objects statically, still reach the internal ones.
 lib_libnccl4c_static_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+# No exceptions: none can cross the C callers, and the C-linked tests then
+# need no C++ runtime (coverage builds refer to __gxx_personality_v0 else).
+lib_libnccl4c_static_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fno-exceptions
 
 lib_LTLIBRARIES += lib/libnccl4c.la
 lib_libnccl4c_la_SOURCES =
 lib_libnccl4c_la_LIBADD = lib/libnccl4c_static.la $(BACKEND_LIBS)
 # current:revision:age — bump per libtool's rules when the ABI changes.
 lib_libnccl4c_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined
+# Linked as C++ only with the C++ bridge in. Automake would pick one linker
+# for every build from all the sources, conditional ones included, and so
+# need a C++ compiler even where configure found none.
+if HAVE_NCCL_DEVCOMM
+lib_libnccl4c_la_LINK = $(LIBTOOL) $(AM_V_lt) --tag=CXX $(AM_LIBTOOLFLAGS) $(LIBTOOLFLAGS) \
+	--mode=link $(CXXLD) $(AM_CXXFLAGS) $(CXXFLAGS) $(lib_libnccl4c_la_LDFLAGS) $(LDFLAGS) -o $@
+else
+lib_libnccl4c_la_LINK = $(LIBTOOL) $(AM_V_lt) --tag=CC $(AM_LIBTOOLFLAGS) $(LIBTOOLFLAGS) \
+	--mode=link $(CCLD) $(AM_CFLAGS) $(CFLAGS) $(lib_libnccl4c_la_LDFLAGS) $(LDFLAGS) -o $@
+endif
 
 include_HEADERS += lib/nccl4c.h
 noinst_HEADERS += lib/n4c_internal.h lib/n4c_test.h lib/devcomm_bridge.h lib/mem.h

@@ -17,7 +17,9 @@
 #include "lib_mock.h"
 #include "n4c_test.h"
 
-#if defined(NCCLSIM)
+/* The dev comm test reads ncclsim's ncclDevComm; lib/ needs its C++ bridge. */
+#if defined(NCCLSIM) && defined(HAVE_NCCL_DEVCOMM)
+#define TEST_DEV_COMM 1
 #include <nccl_device.h>
 #endif
 
@@ -121,7 +123,9 @@ ncclResult_t __wrap_ncclMemFree(void *ptr) {
   return r;
 }
 
-#if defined(NCCLSIM)
+#ifdef TEST_DEV_COMM
+static ncclDevCommRequirements_t last_reqs; /* what the last ncclDevCommCreate got */
+
 ncclResult_t __wrap_ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequirements_t *reqs,
                                       ncclDevComm_t *out);
 ncclResult_t __wrap_ncclDevCommDestroy(ncclComm_t comm, const ncclDevComm_t *dc);
@@ -130,6 +134,7 @@ ncclResult_t __wrap_ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequirem
                                       ncclDevComm_t *out) {
   int barriers = reqs->barrierCount; /* proves the requirements were mapped */
   check_expected(barriers);
+  last_reqs = *reqs;
   ncclResult_t r = mock_type(ncclResult_t);
   if (r == ncclSuccess) {
     memset(out, 0, sizeof *out);
@@ -328,7 +333,7 @@ static void test_dlpack_empty(void **state) {
 }
 #endif
 
-#if defined(NCCLSIM)
+#ifdef TEST_DEV_COMM
 static void test_dev_comm(void **state) {
   n4c_comm_t *comm = mock_comm(2, 0, 0);
   n4c_dev_comm_requirements_t reqs = N4C_DEV_COMM_REQUIREMENTS_INIT;
@@ -369,6 +374,64 @@ static void test_dev_comm(void **state) {
   assert_int_equal(n4c_comm_free(comm), N4C_OK);
   assert_int_equal(n4c_resource_free(N4C_RESOURCE(d)), N4C_OK); /* after its comm: either order */
 }
+
+/* X(n4c field, NCCL member, a value that is not NCCL's default). */
+#define DC_FIELDS(X)                                                                                    \
+  X(lsa_multimem, lsaMultimem, 1) X(barrier_count, barrierCount, 2)                                     \
+  X(lsa_barrier_count, lsaBarrierCount, 3) X(rail_gin_barrier_count, railGinBarrierCount, 4)            \
+  X(lsa_ll_a2a_block_count, lsaLLA2ABlockCount, 5) X(lsa_ll_a2a_slot_count, lsaLLA2ASlotCount, 6)       \
+  X(gin_force_enable, ginForceEnable, 1) X(gin_context_count, ginContextCount, 0)                       \
+  X(gin_signal_count, ginSignalCount, 8) X(gin_counter_count, ginCounterCount, 9)                       \
+  X(gin_connection_type, ginConnectionType, N4C_GIN_CONNECTION_RAIL)                                    \
+  X(gin_exclusive_contexts, ginExclusiveContexts, 1) X(gin_queue_depth, ginQueueDepth, 10)              \
+  X(world_gin_barrier_count, worldGinBarrierCount, 11)                                                  \
+  X(gin_strong_signals_required, ginStrongSignalsRequired, 0)                                           \
+  X(gin_va_signals_required, ginVaSignalsRequired, 0)
+enum { ALL_FIELDS = -1, NO_FIELD = -2 };
+
+/* Creates a device communicator from reqs, checks what NCCL got: field
+ * `set` (an index into DC_FIELDS, or ALL_FIELDS) its value, every other
+ * member NCCL's default; frees it. */
+static void create_and_check(n4c_comm_t *comm, const n4c_dev_comm_requirements_t *reqs, int set) {
+  const ncclDevCommRequirements_t def = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
+  n4c_dev_comm_t *d = NULL;
+  int i = 0;
+  expect_any(__wrap_ncclDevCommCreate, barriers);
+  will_return(__wrap_ncclDevCommCreate, ncclSuccess);
+  assert_int_equal(n4c_comm_create_dev_comm(comm, reqs, &d), N4C_OK);
+  assert_int_equal(last_reqs.size, def.size);
+  assert_int_equal(last_reqs.magic, def.magic);
+  assert_int_equal(last_reqs.version, def.version);
+  assert_null(last_reqs.resourceRequirementsList);
+  assert_null(last_reqs.teamRequirementsList);
+  assert_int_equal(last_reqs.ginTrafficClass, def.ginTrafficClass);
+#define CHECK_ONE(f, m, v) assert_int_equal(last_reqs.m, (set == ALL_FIELDS || set == i++) ? (v) : def.m);
+  DC_FIELDS(CHECK_ONE)
+#undef CHECK_ONE
+  will_return(__wrap_ncclDevCommDestroy, ncclSuccess);
+  assert_int_equal(n4c_resource_free(N4C_RESOURCE(d)), N4C_OK);
+}
+
+/* Each requirements field reaches its NCCL member, alone and all together;
+ * NULL and N4C_UNSET keep NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER's values. */
+static void test_dev_comm_fields(void **state) {
+  n4c_comm_t *comm = mock_comm(2, 0, 0);
+  const n4c_dev_comm_requirements_t unset = N4C_DEV_COMM_REQUIREMENTS_INIT;
+  n4c_dev_comm_requirements_t all = unset;
+  create_and_check(comm, NULL, NO_FIELD);
+  create_and_check(comm, &unset, NO_FIELD);
+  int k = 0;
+#define ONE(f, m, v)                                        \
+  {                                                         \
+    n4c_dev_comm_requirements_t r = unset;                  \
+    r.f = all.f = (v);                                      \
+    create_and_check(comm, &r, k++);                        \
+  }
+  DC_FIELDS(ONE)
+#undef ONE
+  create_and_check(comm, &all, ALL_FIELDS);
+  free_comm(comm);
+}
 #endif
 
 int main(void) {
@@ -379,8 +442,9 @@ int main(void) {
 #ifdef N4C_DLPACK
       cmocka_unit_test_teardown(test_dlpack_empty, check_leaks),
 #endif
-#if defined(NCCLSIM)
+#ifdef TEST_DEV_COMM
       cmocka_unit_test_teardown(test_dev_comm, check_leaks),
+      cmocka_unit_test_teardown(test_dev_comm_fields, check_leaks),
 #endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

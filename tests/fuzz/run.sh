@@ -10,16 +10,17 @@
 # runtime is only a Recommends of clang-14, so name it).
 #
 # How it builds: no autotools tree is needed beyond config.h. configure
-# runs once (CC=clang, the default ncclsim backend) in $FUZZ_BUILD only to
-# produce config.h; then lib/*.c (not lib/devcomm_nccl.cc, real NCCL's C++
-# bridge) and sim/**/*.c are compiled straight into the fuzzer with
-# -fsanitize=fuzzer-no-link,address,undefined, and fuzz_api.c is linked
-# with -fsanitize=fuzzer. The sources are rebuilt when any is newer than
-# the binary.
+# runs once (CC=clang CXX=clang++, the default ncclsim backend) in
+# $FUZZ_BUILD only to produce config.h; then lib/*.c, lib/*.cc (when
+# config.h has HAVE_NCCL_DEVCOMM) and sim/**/*.c are compiled straight
+# into the fuzzer with -fsanitize=fuzzer-no-link,address,undefined, and
+# fuzz_api.c is linked with -fsanitize=fuzzer. The sources are rebuilt
+# when any is newer than the binary.
 #
 # Environment: FUZZ_BUILD (default /tmp/n4c-fuzz-build), CLANG (default
-# clang), N4C_FUZZ_TIMEOUT / N4C_FUZZ_SHORT_TIMEOUT (NCCLSIM_TIMEOUT for the
-# target, default 0.2 s, and 0.01 s around operations meant to time out),
+# clang), CLANGXX (default clang++), N4C_FUZZ_TIMEOUT /
+# N4C_FUZZ_SHORT_TIMEOUT (NCCLSIM_TIMEOUT for the target, default 0.2 s,
+# and 0.01 s around operations meant to time out),
 # FUZZ_JOBS (parallel jobs for -jobs/-workers, default 1; with -runs=N,
 # each job runs N inputs), FUZZ_BIN (a fuzz_api built before, for a host
 # without clang: nothing is built then).
@@ -32,6 +33,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${FUZZ_BUILD:-/tmp/n4c-fuzz-build}
 cc=${CLANG:-clang}
+cxx=${CLANGXX:-clang++}
 mkdir -p "$build/cfg" "$build/corpus" "$here/crashes"
 
 bin=${FUZZ_BIN:-$build/fuzz_api}
@@ -52,17 +54,21 @@ if [ "$stale" = 1 ]; then
 fi
 if [ "$stale" = 1 ] && { [ ! -f "$build/cfg/config.h" ] ||
                          [ "$top/configure" -nt "$build/cfg/config.h" ]; }; then
-  (cd "$build/cfg" && CC="$cc" "$top/configure" >configure.log 2>&1) || {
+  (cd "$build/cfg" && CC="$cc" CXX="$cxx" "$top/configure" >configure.log 2>&1) || {
     echo "run.sh: configure failed, see $build/cfg/configure.log" >&2
     exit 2
   }
 fi
 
 srcs=$(cd "$top" && ls lib/*.c sim/*.c sim/*/*.c)
+# lib/devcomm_bridge.cc: C++, built where configure found it usable.
+cxxsrcs=
+[ "$stale" = 0 ] || ! grep -q '^#define HAVE_NCCL_DEVCOMM 1' "$build/cfg/config.h" ||
+  cxxsrcs=$(cd "$top" && ls lib/*.cc)
 if [ "$stale" = 1 ] && [ -x "$bin" ]; then
   stale=0
   [ "$build/cfg/config.h" -nt "$bin" ] && stale=1
-  for f in $srcs tests/fuzz/fuzz_api.c lib/*.h sim/*.h sim/*/*.h sim/include/*.h; do
+  for f in $srcs $cxxsrcs tests/fuzz/fuzz_api.c lib/*.h sim/*.h sim/*/*.h sim/include/*.h; do
     [ "$top/$f" -nt "$bin" ] && stale=1 && break
   done
 fi
@@ -81,6 +87,12 @@ if [ "$stale" = 1 ]; then
     # shellcheck disable=SC2086
     { $cc $flags -fsanitize=fuzzer-no-link -c "$top/$f" -o "$o" 2>"$o.log" ||
       { echo "run.sh: clang rejects $f, using gcc for it"; gcc $flags -c "$top/$f" -o "$o"; }; } &
+    objs="$objs $o"
+  done
+  for f in $cxxsrcs; do
+    o=$build/obj/$(echo "$f" | tr / _).o
+    # shellcheck disable=SC2086
+    $cxx ${flags/-std=gnu11/} -fsanitize=fuzzer-no-link -c "$top/$f" -o "$o" &
     objs="$objs $o"
   done
   wait

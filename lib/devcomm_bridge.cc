@@ -1,8 +1,9 @@
 /*
- * devcomm_nccl.cc — the device-communicator bridge (devcomm_bridge.h) for
- * real NCCL, whose <nccl_device.h> only C++ can include. The one C++ file
- * of lib/; built only for the real backend when configure found a usable
- * <nccl_device.h> (HAVE_NCCL_DEVCOMM).
+ * devcomm_bridge.cc — the device-communicator bridge (devcomm_bridge.h).
+ * Real NCCL's <nccl_device.h> is C++, so the bridge is C++ on every
+ * backend: one mapping of the requirements, for real NCCL and ncclsim
+ * alike. Built when configure's probe found a <nccl_device.h> that C++ can
+ * include (HAVE_NCCL_DEVCOMM).
  *
  * Requirements layouts differ between NCCL releases (2.28.3 lacks fields
  * that 2.28.9 has, 2.30 adds size/magic/version and more), so every field
@@ -25,19 +26,19 @@
 
 #include "devcomm_bridge.h"
 
-static bool set(int v) { return v != N4C_UNSET; }
-
-/* put_<field>(q, v, 0) assigns and returns true if the header's struct has
- * <field>; otherwise the second overload is chosen and returns false. */
-#define N4C_FIELD(name)                                                                  \
-  template <typename T>                                                                  \
-  static auto put_##name(T &q, int v, int) -> decltype((void)q.name, true) {             \
-    q.name = static_cast<decltype(q.name)>(v);                                           \
-    return true;                                                                         \
-  }                                                                                      \
-  template <typename T>                                                                  \
-  static bool put_##name(T &, int, long) {                                               \
-    return false;                                                                        \
+/* put_<member>(q, v, field, &missing, 0) assigns v if the header's struct
+ * has <member>; otherwise the second overload is chosen and records
+ * `field` in *missing (the first one only). Where every member exists, as
+ * on ncclsim, only assignments are compiled: no branch that cannot run. */
+#define N4C_FIELD(name)                                                                 \
+  template <typename T>                                                                 \
+  static auto put_##name(T &q, int v, const char *, const char **, int)                 \
+      -> decltype((void)q.name) {                                                       \
+    q.name = static_cast<decltype(q.name)>(v);                                          \
+  }                                                                                     \
+  template <typename T>                                                                 \
+  static void put_##name(T &, int, const char *field, const char **missing, long) {     \
+    if (!*missing) *missing = field;                                                    \
   }
 N4C_FIELD(lsaMultimem)
 N4C_FIELD(barrierCount)
@@ -58,16 +59,17 @@ N4C_FIELD(ginVaSignalsRequired)
 
 extern "C" n4c_dc_result_t n4c_dc_create(ncclComm_t comm, const n4c_dev_comm_requirements_t *r, void **out,
                                          ncclResult_t *nres, const char **detail) {
+  const char *missing = NULL;
 #ifdef NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER
   ncclDevCommRequirements_t q = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
 #else
   ncclDevCommRequirements_t q = ncclDevCommRequirements_t();
-  put_ginContextCount(q, 4, 0);
+  put_ginContextCount(q, 4, "gin_context_count", &missing, 0); /* NCCL's default, if it has the field */
+  missing = NULL;
 #endif
   if (r) {
-    const char *missing = NULL;
-#define N4C_PUT(field, member)                                                 \
-  if (set(r->field) && !put_##member(q, r->field, 0) && !missing) missing = #field;
+#define N4C_PUT(field, member) \
+  if (r->field != N4C_UNSET) put_##member(q, r->field, #field, &missing, 0);
     N4C_PUT(lsa_multimem, lsaMultimem)
     N4C_PUT(barrier_count, barrierCount)
     N4C_PUT(lsa_barrier_count, lsaBarrierCount)
