@@ -9,7 +9,7 @@ bin_PROGRAMS += conformance/n4c-conformance
 conformance_n4c_conformance_SOURCES = \
 	conformance/case.h \
 	conformance/runner.h \
-	conformance/json.h \
+	conformance/text.h \
 	conformance/pattern.h \
 	conformance/main.c \
 	conformance/tap.c \
@@ -19,7 +19,8 @@ conformance_n4c_conformance_SOURCES = \
 	conformance/launch_threads.c \
 	conformance/launch_mpi.c \
 	conformance/report.c \
-	conformance/json.c \
+	conformance/table.c \
+	conformance/text.c \
 	conformance/pattern.c \
 	conformance/case_life.c \
 	conformance/case_err.c \
@@ -29,8 +30,11 @@ conformance_n4c_conformance_SOURCES = \
 	conformance/case_dev.c conformance/case_iop.c \
 	conformance/coll_check.h conformance/coll_check.c conformance/case_coll.c conformance/case_redop.c
 # MPI_CFLAGS and MPI_LIBS are empty unless configure --with-mpi (HAVE_MPI).
-conformance_n4c_conformance_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
-conformance_n4c_conformance_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) $(MPI_LIBS) -lm
+# JANSSON_CFLAGS and JANSSON_LIBS are empty unless configure found jansson
+# (HAVE_JANSSON): the JSON reports and --table.
+conformance_n4c_conformance_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) $(JANSSON_CFLAGS)
+conformance_n4c_conformance_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) $(MPI_LIBS) \
+	$(JANSSON_LIBS) -lm
 if ENABLE_COVERAGE
 # The suite is not what make coverage measures, and at -O0 its pattern fills
 # and checks made P2P-01 alone take minutes: optimise it (a later -O wins).

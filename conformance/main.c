@@ -80,6 +80,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     default: fputs(usage, stderr); exit(2);
     }
   }
+#ifndef HAVE_JANSSON
+  /* Refused before anything runs, not after a run whose report is lost. */
+  if (table || o->json) {
+    fprintf(stderr, "n4c-conformance: %s: %s\n", table ? "--table" : "--json", report_no_jansson);
+    exit(2);
+  }
+#endif
   if (table) {
     o->table_files = argv + optind;
     o->ntable = argc - optind;

@@ -72,7 +72,7 @@ struct opts {
   int nranks;
   const char *filter; /* comma-separated fnmatch globs on IDs */
   int timeout;        /* seconds per case */
-  const char *json;
+  const char *json;   /* --json FILE */
   bool mpi, no_fork, verbose, list;
   char **table_files; /* --table FILE... */
   int ntable;
@@ -119,9 +119,22 @@ void threads_run_case(struct run *run, size_t i);
 /* launch_mpi.c: the whole run under --mpi; returns the exit status. */
 int mpi_main(struct run *run);
 
-/* report.c */
+/* report.c: the report files of a run. A report is written to
+ * "<path>.tmp" and renamed to <path> by report_close (which removes it
+ * instead when !ok); both print what went wrong. */
+struct report_file {
+  FILE *f;
+  const char *path;
+  char *tmp;
+};
+FILE *report_open(struct report_file *rf, const char *path);
+int report_close(struct report_file *rf, bool ok);
 const char *run_backend(void); /* "ncclsim" or "nccl" */
+/* Why --json and --table are refused in a build without jansson. */
+extern const char report_no_jansson[];
 int report_json_write(const struct run *run, const char *path);
+
+/* table.c: --table, Markdown on `out`. */
 int report_table(char **files, int nfiles, FILE *out);
 
 #endif /* N4C_CONFORMANCE_RUNNER_H_ */
