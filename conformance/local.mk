@@ -51,8 +51,11 @@ EXTRA_DIST += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suit
 CLEANFILES += conformance/report-n2.json conformance/report-n4.json \
 	conformance/report-n8.json
 
-# The side-by-side table (--table), on two sample reports.
-TESTS += conformance/table-check.sh
-EXTRA_DIST += conformance/table-check.sh conformance/testdata/report-a.json \
-	conformance/testdata/report-b.json conformance/testdata/table-expected.md
-CLEANFILES += conformance/table-check.out conformance/table-check.bad.json
+# The side-by-side table (--table) on two sample reports, and what it
+# refuses (table-errors.sh works in conformance/table-errors.d and removes it
+# when it passes).
+TESTS += conformance/table-check.sh conformance/table-errors.sh
+EXTRA_DIST += conformance/table-check.sh conformance/table-errors.sh \
+	conformance/testdata/report-a.json conformance/testdata/report-b.json \
+	conformance/testdata/table-expected.md
+CLEANFILES += conformance/table-check.out

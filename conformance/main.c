@@ -29,7 +29,8 @@ static const char usage[] =
   "  --no-fork       run the cases in this process, without the watchdog\n"
   "  -v              print the cases' notes and timings\n"
   "  --list          print the IDs and claims, run nothing\n"
-  "  --table         merge JSON reports into one Markdown table\n";
+  "  --table         merge JSON reports into one Markdown table, a column\n"
+  "                  per backend, launch mode and rank count\n";
 
 static int parse_int(const char *s, const char *what, int lo, int hi)
 {

@@ -1,6 +1,12 @@
 /*
  * table.c — n4c-conformance --table: JSON reports (read with jansson) set
  * side by side, one column per report and one row per case, as Markdown.
+ *
+ * A report that is not one is refused with the place of the error: the
+ * file, line and column where it stops being JSON, or the member that is
+ * missing or of the wrong type (jansson's values carry no line numbers).
+ * Two reports of the same backend, launch mode and rank count would make
+ * two columns of the same name: refused too.
  */
 #include "config.h"
 
@@ -41,42 +47,132 @@ struct table {
   int count[DIFFER + 1];
 };
 
-/* Reading the reports. */
+/* Reading and checking the reports. */
 
-static const char *member(const json_t *obj, const char *key)
+static const char *type_name(const json_t *j)
 {
-  return json_string_value(json_object_get(obj, key)); /* NULL if absent */
+  switch (json_typeof(j)) {
+  case JSON_OBJECT: return "an object";
+  case JSON_ARRAY: return "an array";
+  case JSON_STRING: return "a string";
+  case JSON_INTEGER: return "an integer";
+  case JSON_REAL: return "a real number";
+  case JSON_TRUE: return "true";
+  case JSON_FALSE: return "false";
+  default: return "null";
+  }
+}
+
+/* "FILE: not a conformance report: WHERE: WHAT". Returns -1. */
+static int refuse(const char *path, const char *where, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+static int refuse(const char *path, const char *where, const char *fmt, ...)
+{
+  va_list ap;
+
+  fprintf(stderr, "n4c-conformance: %s: not a conformance report: %s%s", path,
+          where ? where : "", where ? ": " : "");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return -1;
+}
+
+/* Member `key` of obj must be a string (or absent, unless `required`).
+ * *out: its text, or NULL when absent. */
+static int get_string(const char *path, const char *where, json_t *obj, const char *key,
+                      bool required, const char **out)
+{
+  json_t *v = json_object_get(obj, key);
+
+  *out = NULL;
+  if (v == NULL)
+    return required ? refuse(path, where, "\"%s\" is missing", key) : 0;
+  if (!json_is_string(v))
+    return refuse(path, where, "\"%s\" is %s, not a string", key, type_name(v));
+  *out = json_string_value(v);
+  return 0;
+}
+
+static int get_int(const char *path, json_t *obj, const char *key, bool required, int lo,
+                   int *out)
+{
+  json_t *v = json_object_get(obj, key);
+
+  if (v == NULL)
+    return required ? refuse(path, NULL, "\"%s\" is missing", key) : 0;
+  if (!json_is_integer(v))
+    return refuse(path, NULL, "\"%s\" is %s, not an integer", key, type_name(v));
+  if (json_integer_value(v) < lo || json_integer_value(v) > 1000000000)
+    return refuse(path, NULL, "\"%s\" is %" JSON_INTEGER_FORMAT ", out of range", key,
+                  json_integer_value(v));
+  *out = (int)json_integer_value(v);
+  return 0;
+}
+
+static int check_case(const char *path, json_t *cases, size_t i)
+{
+  json_t *c = json_array_get(cases, i);
+  char where[160];
+  const char *id, *s;
+  json_t *v;
+
+  snprintf(where, sizeof where, "cases[%zu]", i);
+  if (!json_is_object(c))
+    return refuse(path, where, "is %s, not an object", type_name(c));
+  if (get_string(path, where, c, "id", true, &id) != 0)
+    return -1;
+  if (*id == '\0')
+    return refuse(path, where, "\"id\" is empty");
+  snprintf(where, sizeof where, "cases[%zu] (%s)", i, id);
+  if (get_string(path, where, c, "result", true, &s) != 0)
+    return -1;
+  if (strcmp(s, "pass") != 0 && strcmp(s, "skip") != 0 && strcmp(s, "fail") != 0)
+    return refuse(path, where, "\"result\" is \"%s\", not \"pass\", \"skip\" or \"fail\"", s);
+  if (get_string(path, where, c, "claim", false, &s) != 0 ||
+      get_string(path, where, c, "detail", false, &s) != 0 ||
+      get_string(path, where, c, "divergence", false, &s) != 0)
+    return -1;
+  if ((v = json_object_get(c, "seconds")) != NULL && !json_is_number(v))
+    return refuse(path, where, "\"seconds\" is %s, not a number", type_name(v));
+  for (size_t k = 0; k < i; k++)
+    if (strcmp(json_string_value(json_object_get(json_array_get(cases, k), "id")), id) == 0)
+      return refuse(path, where, "case %s is there twice (also cases[%zu])", id, k);
+  return 0;
 }
 
 static int load(const char *path, struct report *r)
 {
   json_error_t err;
-  json_t *nr, *v;
-  size_t i;
 
   r->path = path;
   r->root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
   if (r->root == NULL) {
-    fprintf(stderr, "n4c-conformance: %s: %s\n", path, err.text);
+    if (err.line >= 1)
+      fprintf(stderr, "n4c-conformance: %s:%d:%d: not JSON: %s\n", path, err.line, err.column,
+              err.text);
+    else /* could not read it; the text names the file */
+      fprintf(stderr, "n4c-conformance: %s\n", err.text);
     return -1;
   }
+  if (!json_is_object(r->root))
+    return refuse(path, NULL, "the top level is %s, not an object", type_name(r->root));
+  if (get_string(path, NULL, r->root, "backend", true, &r->backend) != 0 ||
+      get_int(path, r->root, "nranks", true, 1, &r->nranks) != 0 ||
+      get_string(path, NULL, r->root, "launch", false, &r->launch) != 0 ||
+      get_int(path, r->root, "nccl_version", false, 0, &r->nccl_version) != 0)
+    return -1;
+  if (r->launch == NULL) /* reports from before --mpi */
+    r->launch = "threads";
   r->cases = json_object_get(r->root, "cases");
-  nr = json_object_get(r->root, "nranks");
-  if (!json_is_array(r->cases) || !json_is_integer(nr) || !member(r->root, "backend")) {
-    fprintf(stderr, "n4c-conformance: %s: not a conformance report "
-            "(needs backend, nranks and a cases array)\n", path);
-    return -1;
-  }
-  json_array_foreach(r->cases, i, v)
-    if (!member(v, "id") || !member(v, "result")) {
-      fprintf(stderr, "n4c-conformance: %s: a case without id or result\n", path);
+  if (r->cases == NULL)
+    return refuse(path, NULL, "\"cases\" is missing");
+  if (!json_is_array(r->cases))
+    return refuse(path, NULL, "\"cases\" is %s, not an array", type_name(r->cases));
+  for (size_t i = 0; i < json_array_size(r->cases); i++)
+    if (check_case(path, r->cases, i) != 0)
       return -1;
-    }
-  r->backend = member(r->root, "backend");
-  r->launch = member(r->root, "launch") ? member(r->root, "launch") : "threads";
-  r->nranks = (int)json_integer_value(nr);
-  if (json_is_integer(v = json_object_get(r->root, "nccl_version")))
-    r->nccl_version = (int)json_integer_value(v);
   snprintf(r->label, sizeof r->label, "%s/%s/%d", r->backend, r->launch, r->nranks);
   return 0;
 }
@@ -279,6 +375,14 @@ int report_table(char **files, int nfiles, FILE *out)
   }
   for (int i = 0; i < nfiles && rc == 0; i++)
     rc = load(files[i], &t.r[i]);
+  for (int i = 0; i < nfiles && rc == 0; i++)
+    for (int k = 0; k < i && rc == 0; k++)
+      if (strcmp(t.r[i].label, t.r[k].label) == 0) {
+        fprintf(stderr, "n4c-conformance: %s: a second report of %s (backend/launch/ranks), "
+                "after %s: the table has one column for each backend, launch mode and rank "
+                "count\n", files[i], t.r[i].label, files[k]);
+        rc = -1;
+      }
   if (rc == 0 && make_rows(&t) != 0) {
     fputs("n4c-conformance: out of memory\n", stderr);
     rc = -1;
