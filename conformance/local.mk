@@ -19,6 +19,7 @@ conformance_n4c_conformance_SOURCES = \
 	conformance/launch_threads.c \
 	conformance/launch_mpi.c \
 	conformance/report.c \
+	conformance/junit.c \
 	conformance/table.c \
 	conformance/text.c \
 	conformance/pattern.c \
@@ -43,19 +44,33 @@ endif
 EXTRA_DIST += conformance/cases.def
 
 # make check: the suite on ncclsim at 2, 4 and 8 ranks, through the TAP
-# driver; each run leaves its JSON report in the build tree.
+# driver; each run leaves its JSON and JUnit reports in the build tree.
 if BACKEND_SIM
 TESTS += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap
 endif
 EXTRA_DIST += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap
 CLEANFILES += conformance/report-n2.json conformance/report-n4.json \
-	conformance/report-n8.json
+	conformance/report-n8.json conformance/report-n2.xml conformance/report-n4.xml \
+	conformance/report-n8.xml
 
 # The side-by-side table (--table) on two sample reports, and what it
-# refuses (table-errors.sh works in conformance/table-errors.d and removes it
-# when it passes).
-TESTS += conformance/table-check.sh conformance/table-errors.sh
+# refuses; --junit against the JSON report of one run. The last two work in
+# conformance/<name>.d and remove it when they pass.
+TESTS += conformance/table-check.sh conformance/table-errors.sh conformance/junit-check.sh
 EXTRA_DIST += conformance/table-check.sh conformance/table-errors.sh \
-	conformance/testdata/report-a.json conformance/testdata/report-b.json \
-	conformance/testdata/table-expected.md
+	conformance/junit-check.sh conformance/testdata/report-a.json \
+	conformance/testdata/report-b.json conformance/testdata/table-expected.md
 CLEANFILES += conformance/table-check.out
+
+# The report writers on hostile text (CMocka): UTF-8 repair, XML escaping,
+# the JSON report read back with jansson, the JUnit report.
+if HAVE_CMOCKA
+check_PROGRAMS += tests/conf_report.tap
+TESTS += tests/conf_report.tap
+endif
+tests_conf_report_tap_SOURCES = tests/conf_report.c conformance/report.c conformance/junit.c \
+	conformance/text.c conformance/result.c
+tests_conf_report_tap_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+tests_conf_report_tap_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_conf_report_tap_LDADD = $(CMOCKA_LIBS) $(JANSSON_LIBS) -lm
+CLEANFILES += tests/conf_report.out.json tests/conf_report.out.xml

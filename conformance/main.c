@@ -14,7 +14,7 @@
 
 static const char usage[] =
   "usage: n4c-conformance [-n NRANKS] [--filter GLOB[,GLOB...]] [--timeout SEC]\n"
-  "                       [--json FILE] [--mpi] [--no-fork] [-v]\n"
+  "                       [--json FILE] [--junit FILE] [--mpi] [--no-fork] [-v]\n"
   "       n4c-conformance --list [--filter GLOB[,GLOB...]]\n"
   "       n4c-conformance --table REPORT.json... > table.md\n"
   "\n"
@@ -24,6 +24,7 @@ static const char usage[] =
   "  --filter GLOBS  only the cases whose ID matches one of the globs\n"
   "  --timeout SEC   a case running longer fails (default 60)\n"
   "  --json FILE     also write a JSON report\n"
+  "  --junit FILE    also write a JUnit XML report (one testcase per case)\n"
   "  --mpi           ranks are the MPI processes (mpirun -np N ...);\n"
   "                  a case that times out aborts the run (MPI_Abort)\n"
   "  --no-fork       run the cases in this process, without the watchdog\n"
@@ -47,12 +48,13 @@ static int parse_int(const char *s, const char *what, int lo, int hi)
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-  enum { O_LIST = 256, O_FILTER, O_TIMEOUT, O_JSON, O_MPI, O_NO_FORK, O_TABLE };
+  enum { O_LIST = 256, O_FILTER, O_TIMEOUT, O_JSON, O_JUNIT, O_MPI, O_NO_FORK, O_TABLE };
   static const struct option longopts[] = {
     { "list", no_argument, NULL, O_LIST },
     { "filter", required_argument, NULL, O_FILTER },
     { "timeout", required_argument, NULL, O_TIMEOUT },
     { "json", required_argument, NULL, O_JSON },
+    { "junit", required_argument, NULL, O_JUNIT },
     { "mpi", no_argument, NULL, O_MPI },
     { "no-fork", no_argument, NULL, O_NO_FORK },
     { "table", no_argument, NULL, O_TABLE },
@@ -73,6 +75,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     case O_FILTER: o->filter = optarg; break;
     case O_TIMEOUT: o->timeout = parse_int(optarg, "--timeout", 1, 24 * 3600); break;
     case O_JSON: o->json = optarg; break;
+    case O_JUNIT: o->junit = optarg; break;
     case O_MPI: o->mpi = true; break;
     case O_NO_FORK: o->no_fork = true; break;
     case O_TABLE: table = true; break;
@@ -151,6 +154,7 @@ int main(int argc, char **argv)
 
   memset(&run, 0, sizeof run);
   run.opts = &opts;
+  run.started = time(NULL);
   run.cases = calloc(n4c_ncases, sizeof *run.cases);
   run.results = calloc(n4c_ncases, sizeof *run.results);
   if (run.cases == NULL || run.results == NULL) {

@@ -1,7 +1,7 @@
 /*
  * report.c — the report files of a run: where they are written, and the
- * JSON report (through jansson). The table that sets several JSON reports
- * side by side is table.c's.
+ * JSON report (through jansson). The JUnit report is junit.c's, the table
+ * that sets several JSON reports side by side table.c's.
  */
 #include "config.h"
 
@@ -26,7 +26,7 @@ const char *run_backend(void)
 
 const char report_no_jansson[] =
   "this n4c-conformance was built without jansson, so it can neither write nor "
-  "read JSON reports (TAP still works); install jansson (Debian: "
+  "read JSON reports (TAP and --junit still work); install jansson (Debian: "
   "libjansson-dev) and configure again, or see conformance/gpu-run.sh for a "
   "host without it";
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include "case.h"
 
 struct n4c_case {
@@ -73,6 +74,7 @@ struct opts {
   const char *filter; /* comma-separated fnmatch globs on IDs */
   int timeout;        /* seconds per case */
   const char *json;   /* --json FILE */
+  const char *junit;  /* --junit FILE */
   bool mpi, no_fork, verbose, list;
   char **table_files; /* --table FILE... */
   int ntable;
@@ -89,6 +91,7 @@ struct run {
   int ndevices;
   const char *launch; /* "threads" or "mpi" */
   FILE *tap;          /* the original stdout; NULL on MPI ranks but 0 */
+  time_t started;
 };
 
 /* The collective operations behind ctx_barrier & co., per launch mode. */
@@ -105,7 +108,7 @@ void ctx_emit(case_ctx_t *ctx, enum event_kind kind, const char *fmt, ...)
 void ctx_run_defers(case_ctx_t *ctx);
 
 /* tap.c: the TAP stream, the report of case i (TAP line and
- * diagnostics), and the end of a run (JSON; the exit status). */
+ * diagnostics), and the end of a run (JSON and JUnit; the exit status). */
 FILE *run_take_stdout(void);
 void run_report_case(struct run *run, size_t i);
 int run_finish(struct run *run);
@@ -133,6 +136,9 @@ const char *run_backend(void); /* "ncclsim" or "nccl" */
 /* Why --json and --table are refused in a build without jansson. */
 extern const char report_no_jansson[];
 int report_json_write(const struct run *run, const char *path);
+
+/* junit.c */
+int report_junit_write(const struct run *run, const char *path);
 
 /* table.c: --table, Markdown on `out`. */
 int report_table(char **files, int nfiles, FILE *out);

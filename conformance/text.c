@@ -1,4 +1,4 @@
-/* text.c — UTF-8 repair for the reports. */
+/* text.c — UTF-8 repair and XML escaping for the reports. */
 #include "config.h"
 
 #include <stdint.h>
@@ -64,6 +64,33 @@ char *text_utf8_clean(const char *str)
   }
   *o = '\0';
   return out;
+}
+
+void text_xml(FILE *out, const char *str, bool attr)
+{
+  const unsigned char *s = (const unsigned char *)str;
+
+  while (*s) {
+    size_t n = text_utf8_len(s);
+
+    switch (*s) {
+    case '&': fputs("&amp;", out); break;
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '"': fputs("&quot;", out); break;
+    case '\'': fputs("&#39;", out); break;
+    case '\t': fputs(attr ? "&#9;" : "\t", out); break;
+    case '\n': fputs(attr ? "&#10;" : "\n", out); break;
+    case '\r': fputs("&#13;", out); break; /* a parser would drop a bare CR */
+    default:
+      if (n == 0 || *s < 0x20 ||
+          (n == 3 && s[0] == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf)))
+        fputs(replacement, out);
+      else
+        fwrite(s, 1, n, out);
+    }
+    s += n ? n : 1;
+  }
 }
 
 void text_nccl_version(int code, char *buf, size_t len)
