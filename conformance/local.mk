@@ -53,14 +53,18 @@ CLEANFILES += conformance/report-n2.json conformance/report-n4.json \
 	conformance/report-n8.json conformance/report-n2.xml conformance/report-n4.xml \
 	conformance/report-n8.xml
 
-# The side-by-side table (--table) on two sample reports, and what it
-# refuses; --junit against the JSON report of one run. The last two work in
-# conformance/<name>.d and remove it when they pass.
-TESTS += conformance/table-check.sh conformance/table-errors.sh conformance/junit-check.sh
-EXTRA_DIST += conformance/table-check.sh conformance/table-errors.sh \
+# The side-by-side table (--table, --html) on two sample reports and on the
+# reports in docs/conformance/; what it refuses; the page in a browser
+# (skipped without chromium). --junit against the JSON report of one run.
+# The last three work in conformance/<name>.d and remove it when they pass.
+TESTS += conformance/table-check.sh conformance/table-errors.sh conformance/html-check.sh \
+	conformance/junit-check.sh
+EXTRA_DIST += conformance/table-check.sh conformance/table-errors.sh conformance/html-check.sh \
 	conformance/junit-check.sh conformance/testdata/report-a.json \
-	conformance/testdata/report-b.json conformance/testdata/table-expected.md
-CLEANFILES += conformance/table-check.out
+	conformance/testdata/report-b.json conformance/testdata/table-expected.md \
+	conformance/testdata/table-expected.html
+CLEANFILES += conformance/table-check.out.md conformance/table-check.out.html \
+	conformance/table-check.out.docs.md conformance/table-check.out.docs.html
 
 # The report writers on hostile text (CMocka): UTF-8 repair, XML escaping,
 # the JSON report read back with jansson, the JUnit report.

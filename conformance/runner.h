@@ -78,6 +78,7 @@ struct opts {
   bool mpi, no_fork, verbose, list;
   char **table_files; /* --table FILE... */
   int ntable;
+  const char *html;   /* --table ... --html FILE */
 };
 
 struct run {
@@ -140,7 +141,7 @@ int report_json_write(const struct run *run, const char *path);
 /* junit.c */
 int report_junit_write(const struct run *run, const char *path);
 
-/* table.c: --table, Markdown on `out`. */
-int report_table(char **files, int nfiles, FILE *out);
+/* table.c: --table, Markdown on `out` and, with html, an HTML page. */
+int report_table(char **files, int nfiles, FILE *out, const char *html);
 
 #endif /* N4C_CONFORMANCE_RUNNER_H_ */

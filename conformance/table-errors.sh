@@ -1,6 +1,6 @@
 #!/bin/sh
 # make check: n4c-conformance --table refuses what is not a set of
-# conformance reports, with exit status 2, no table, and a
+# conformance reports, with exit status 2, no table and no page, and a
 # message that says where: FILE:LINE:COLUMN where a file stops being JSON,
 # the member that is missing or wrong in valid JSON of another shape, both
 # files when two reports would make the same column.
@@ -20,16 +20,18 @@ mkdir -p "$d" || exit 99
 n=0
 fail() { echo "not ok: $*"; exit 1; }
 
-# refused NAME EXPECTED REPORT...: --table REPORT... fails as it should,
-# and its message contains EXPECTED.
+# refused NAME EXPECTED REPORT...: --table REPORT... --html fails as it
+# should, and its message contains EXPECTED.
 refused() {
   name=$1 want=$2
   shift 2
   n=$((n + 1))
-  $prog --table "$@" >"$d/out" 2>"$d/err"
+  rm -f "$d/page.html"
+  $prog --table "$@" --html "$d/page.html" >"$d/out" 2>"$d/err"
   rc=$?
   test $rc -eq 2 || { cat "$d/err"; fail "$name: status $rc, not 2"; }
   test -s "$d/out" && fail "$name: a table was printed"
+  test -e "$d/page.html" && fail "$name: a page was written"
   grep -F -q -- "$want" "$d/err" || { cat "$d/err"; fail "$name: the message does not say '$want'"; }
   echo "ok $n - $name: $(grep n4c-conformance "$d/err")"
 }

@@ -1,6 +1,7 @@
 /*
  * table.c — n4c-conformance --table: JSON reports (read with jansson) set
- * side by side, one column per report and one row per case, as Markdown.
+ * side by side, one column per report and one row per case, as Markdown
+ * and, with --html FILE, as a self-contained HTML page.
  *
  * A report that is not one is refused with the place of the error: the
  * file, line and column where it stops being JSON, or the member that is
@@ -363,14 +364,194 @@ static void write_md(const struct table *t, FILE *out)
   fprintf(out, "\n%s\n", counts);
 }
 
-int report_table(char **files, int nfiles, FILE *out)
+/* HTML: one file, inline CSS, no script, nothing fetched. */
+
+static const char html_head[] =
+  "<!DOCTYPE html>\n"
+  "<html lang=\"en\">\n"
+  "<head>\n"
+  "<meta charset=\"utf-8\">\n"
+  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+  "<title>Conformance: reports side by side</title>\n"
+  "<style>\n"
+  "body { font: 14px/1.4 system-ui, -apple-system, \"Segoe UI\", sans-serif; margin: 1.5em; color: #1f2328; }\n"
+  "h1 { font-size: 1.5em; margin: 0 0 .5em; }\n"
+  "code { font-size: .95em; }\n"
+  "table { border-collapse: collapse; }\n"
+  "th, td { border: 1px solid #d0d7de; padding: 3px 6px; text-align: left; vertical-align: top; }\n"
+  "thead th { position: sticky; top: 0; background: #f6f8fa; }\n"
+  "th small { display: block; font-weight: normal; color: #57606a; }\n"
+  "td.id { white-space: nowrap; font-weight: 600; }\n"
+  "td.claim { min-width: 18em; max-width: 32em; }\n"
+  "td.v { white-space: nowrap; text-align: center; }\n"
+  ".pass { background: #dafbe1; color: #116329; }\n"
+  ".skip { background: #eaeef2; color: #57606a; }\n"
+  ".fail { background: #ffebe9; color: #a40e26; font-weight: 600; }\n"
+  ".none { color: #8c959f; }\n"
+  "td.agree { white-space: nowrap; }\n"
+  "tr.differ td.id, tr.differ td.agree { background: #ffcecb; color: #82071e; font-weight: 700; }\n"
+  "tr.differ-documented td.id, tr.differ-documented td.agree { background: #fff1c2; color: #7d4e00; }\n"
+  "tr.agree-where-run td.agree { color: #57606a; }\n"
+  "tr.differ, tr.differ-documented { outline: 2px solid #cf222e; outline-offset: -1px; }\n"
+  "tr.differ-documented { outline-color: #bf8700; }\n"
+  "td.why { max-width: 40em; font-size: .93em; }\n"
+  "td.why p { margin: 0 0 .3em; white-space: pre-line; }\n"
+  "td.why b { font-weight: 600; }\n"
+  "ul.reports { padding-left: 1.2em; }\n"
+  "p.legend span { padding: 0 .4em; margin-right: .3em; }\n"
+  "</style>\n"
+  "</head>\n"
+  "<body>\n"
+  "<h1>Conformance: reports side by side</h1>\n";
+
+static const char *const html_agree[][2] = { /* the row's class, the agree cell */
+  [AGREE] = { "agree", "yes" },
+  [AGREE_WHERE_RUN] = { "agree-where-run", "yes where run" },
+  [DIFFER_DOCUMENTED] = { "differ-documented", "no: documented divergence" },
+  [DIFFER] = { "differ", "NO" },
+};
+
+static void html_labels(FILE *out, const struct table *t, const bool *which)
+{
+  bool first = true;
+
+  for (int i = 0; i < t->n; i++) {
+    if (!which[i])
+      continue;
+    fputs(first ? "" : ", ", out);
+    text_xml(out, t->r[i].label, false);
+    first = false;
+  }
+}
+
+/* Beside each row: every divergence and every skip or failure detail, each
+ * once, with the columns that gave it. */
+static void html_why(FILE *out, const struct table *t, const struct row *row, bool *which)
+{
+  static const char *const keys[] = { "divergence", "detail" };
+
+  for (int k = 0; k < 2; k++) {
+    for (int i = 0; i < t->n; i++) {
+      const json_t *c = row->cell[i];
+      const char *text = c ? field(c, keys[k]) : NULL;
+      const char *result = c ? field(c, "result") : NULL;
+      bool done = false;
+
+      if (text == NULL || *text == '\0' || (k == 1 && strcmp(result, "pass") == 0))
+        continue;
+      for (int p = 0; p < i && !done; p++) { /* said for an earlier column */
+        const json_t *pc = row->cell[p];
+        const char *pt = pc ? field(pc, keys[k]) : NULL;
+
+        done = pt && strcmp(pt, text) == 0 && (k == 0 || strcmp(field(pc, "result"), result) == 0);
+      }
+      if (done)
+        continue;
+      for (int p = i; p < t->n; p++) {
+        const json_t *pc = row->cell[p];
+        const char *pt = pc ? field(pc, keys[k]) : NULL;
+
+        which[p] = pt && strcmp(pt, text) == 0 &&
+                   (k == 0 || strcmp(field(pc, "result"), result) == 0);
+      }
+      for (int p = 0; p < i; p++)
+        which[p] = false;
+      fprintf(out, "<p><b>%s</b> (", k == 0 ? "divergence" : result);
+      html_labels(out, t, which);
+      fputs("): ", out);
+      text_xml(out, text, false);
+      fputs("</p>", out);
+    }
+  }
+}
+
+/* which: room for a flag per column. */
+static void write_html(const struct table *t, FILE *out, bool *which)
+{
+  char counts[512];
+
+  fputs(html_head, out);
+  fputs("<ul class=\"reports\">\n", out);
+  for (int i = 0; i < t->n; i++) {
+    char ver[32] = "?";
+
+    if (t->r[i].nccl_version)
+      text_nccl_version(t->r[i].nccl_version, ver, sizeof ver);
+    fputs("<li><b>", out);
+    text_xml(out, t->r[i].label, false);
+    fputs("</b>: ", out);
+    text_xml(out, t->r[i].backend, false);
+    fprintf(out, ", NCCL %s, ", ver);
+    text_xml(out, t->r[i].launch, false);
+    fprintf(out, ", %d ranks, from <code>", t->r[i].nranks);
+    text_xml(out, base_name(t->r[i].path), false);
+    fputs("</code></li>\n", out);
+  }
+  summary_counts(t, counts, sizeof counts);
+  fputs("</ul>\n<p class=\"summary\">", out);
+  text_xml(out, counts, false);
+  fputs("</p>\n<p class=\"legend\"><span class=\"pass\">pass</span><span class=\"skip\">skip"
+        "</span><span class=\"fail\">fail</span><span class=\"none\">— not in that report"
+        "</span> Rows where the reports disagree are outlined: red without an explanation, "
+        "amber with a documented divergence. Beside each row, every divergence and every "
+        "reason for a skip or a failure, with the columns that gave it.</p>\n", out);
+
+  fputs("<table id=\"cases\">\n<thead>\n<tr><th>case</th><th>claim</th>", out);
+  for (int i = 0; i < t->n; i++) {
+    char ver[32] = "?";
+
+    if (t->r[i].nccl_version)
+      text_nccl_version(t->r[i].nccl_version, ver, sizeof ver);
+    fputs("<th>", out);
+    text_xml(out, t->r[i].label, false);
+    fprintf(out, "<small>NCCL %s</small></th>", ver);
+  }
+  fputs("<th>agree</th><th>why</th></tr>\n</thead>\n<tbody>\n", out);
+  for (size_t k = 0; k < t->nrows; k++) {
+    const struct row *row = &t->rows[k];
+
+    fprintf(out, "<tr class=\"%s\" id=\"", html_agree[row->agree][0]);
+    text_xml(out, row->id, true);
+    fputs("\"><td class=\"id\">", out);
+    text_xml(out, row->id, false);
+    fputs("</td><td class=\"claim\">", out);
+    text_xml(out, row->claim ? row->claim : "", false);
+    fputs("</td>", out);
+    for (int i = 0; i < t->n; i++) {
+      const json_t *c = row->cell[i];
+      const char *detail = c ? field(c, "detail") : NULL;
+
+      if (c == NULL) {
+        fputs("<td class=\"v none\" title=\"not in this report\">—</td>", out);
+        continue;
+      }
+      fprintf(out, "<td class=\"v %s\"", field(c, "result"));
+      if (detail && *detail) {
+        fputs(" title=\"", out);
+        text_xml(out, detail, true);
+        fputs("\"", out);
+      }
+      fprintf(out, ">%s%s</td>", field(c, "result"),
+              field(c, "divergence") && *field(c, "divergence") ? "*" : "");
+    }
+    fprintf(out, "<td class=\"agree\">%s</td><td class=\"why\">", html_agree[row->agree][1]);
+    html_why(out, t, row, which);
+    fputs("</td></tr>\n", out);
+  }
+  fputs("</tbody>\n</table>\n<p>* the case reported a divergence from the documented "
+        "behaviour (beside the row).</p>\n</body>\n</html>\n", out);
+}
+
+int report_table(char **files, int nfiles, FILE *out, const char *html)
 {
   struct table t = { 0 };
+  bool *which = calloc((size_t)nfiles, sizeof *which);
   int rc = 0;
 
   t.n = nfiles;
-  if ((t.r = calloc((size_t)nfiles, sizeof *t.r)) == NULL) {
+  if (which == NULL || (t.r = calloc((size_t)nfiles, sizeof *t.r)) == NULL) {
     fputs("n4c-conformance: out of memory\n", stderr);
+    free(which);
     return -1;
   }
   for (int i = 0; i < nfiles && rc == 0; i++)
@@ -387,6 +568,16 @@ int report_table(char **files, int nfiles, FILE *out)
     fputs("n4c-conformance: out of memory\n", stderr);
     rc = -1;
   }
+  if (rc == 0 && html) {
+    struct report_file rf;
+
+    if (report_open(&rf, html) == NULL)
+      rc = -1;
+    else {
+      write_html(&t, rf.f, which);
+      rc = report_close(&rf, true);
+    }
+  }
   if (rc == 0)
     write_md(&t, out);
   for (size_t k = 0; k < t.nrows; k++)
@@ -395,14 +586,15 @@ int report_table(char **files, int nfiles, FILE *out)
   for (int i = 0; i < nfiles; i++)
     json_decref(t.r[i].root);
   free(t.r);
+  free(which);
   return rc;
 }
 
 #else /* !HAVE_JANSSON: main.c refuses --table before it gets here */
 
-int report_table(char **files, int nfiles, FILE *out)
+int report_table(char **files, int nfiles, FILE *out, const char *html)
 {
-  (void)files, (void)nfiles, (void)out;
+  (void)files, (void)nfiles, (void)out, (void)html;
   fprintf(stderr, "n4c-conformance: --table: %s\n", report_no_jansson);
   return -1;
 }
