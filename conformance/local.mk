@@ -9,7 +9,7 @@ bin_PROGRAMS += conformance/n4c-conformance
 conformance_n4c_conformance_SOURCES = \
 	conformance/case.h \
 	conformance/runner.h \
-	conformance/json.h \
+	conformance/text.h \
 	conformance/pattern.h \
 	conformance/main.c \
 	conformance/tap.c \
@@ -19,7 +19,9 @@ conformance_n4c_conformance_SOURCES = \
 	conformance/launch_threads.c \
 	conformance/launch_mpi.c \
 	conformance/report.c \
-	conformance/json.c \
+	conformance/junit.c \
+	conformance/table.c \
+	conformance/text.c \
 	conformance/pattern.c \
 	conformance/case_life.c \
 	conformance/case_err.c \
@@ -29,8 +31,11 @@ conformance_n4c_conformance_SOURCES = \
 	conformance/case_dev.c conformance/case_iop.c \
 	conformance/coll_check.h conformance/coll_check.c conformance/case_coll.c conformance/case_redop.c
 # MPI_CFLAGS and MPI_LIBS are empty unless configure --with-mpi (HAVE_MPI).
-conformance_n4c_conformance_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
-conformance_n4c_conformance_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) $(MPI_LIBS) -lm
+# JANSSON_CFLAGS and JANSSON_LIBS are empty unless configure found jansson
+# (HAVE_JANSSON): the JSON reports and --table.
+conformance_n4c_conformance_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) $(JANSSON_CFLAGS)
+conformance_n4c_conformance_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) $(MPI_LIBS) \
+	$(JANSSON_LIBS) -lm
 if ENABLE_COVERAGE
 # The suite is not what make coverage measures, and at -O0 its pattern fills
 # and checks made P2P-01 alone take minutes: optimise it (a later -O wins).
@@ -39,16 +44,37 @@ endif
 EXTRA_DIST += conformance/cases.def
 
 # make check: the suite on ncclsim at 2, 4 and 8 ranks, through the TAP
-# driver; each run leaves its JSON report in the build tree.
+# driver; each run leaves its JSON and JUnit reports in the build tree.
 if BACKEND_SIM
 TESTS += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap
 endif
 EXTRA_DIST += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap
 CLEANFILES += conformance/report-n2.json conformance/report-n4.json \
-	conformance/report-n8.json
+	conformance/report-n8.json conformance/report-n2.xml conformance/report-n4.xml \
+	conformance/report-n8.xml
 
-# The side-by-side table (--table), on two sample reports.
-TESTS += conformance/table-check.sh
-EXTRA_DIST += conformance/table-check.sh conformance/testdata/report-a.json \
-	conformance/testdata/report-b.json conformance/testdata/table-expected.md
-CLEANFILES += conformance/table-check.out conformance/table-check.bad.json
+# The side-by-side table (--table, --html) on two sample reports and on the
+# reports in docs/conformance/; what it refuses; the page in a browser
+# (skipped without chromium). --junit against the JSON report of one run.
+# The last three work in conformance/<name>.d and remove it when they pass.
+TESTS += conformance/table-check.sh conformance/table-errors.sh conformance/html-check.sh \
+	conformance/junit-check.sh
+EXTRA_DIST += conformance/table-check.sh conformance/table-errors.sh conformance/html-check.sh \
+	conformance/junit-check.sh conformance/testdata/report-a.json \
+	conformance/testdata/report-b.json conformance/testdata/table-expected.md \
+	conformance/testdata/table-expected.html
+CLEANFILES += conformance/table-check.out.md conformance/table-check.out.html \
+	conformance/table-check.out.docs.md conformance/table-check.out.docs.html
+
+# The report writers on hostile text (CMocka): UTF-8 repair, XML escaping,
+# the JSON report read back with jansson, the JUnit report.
+if HAVE_CMOCKA
+check_PROGRAMS += tests/conf_report.tap
+TESTS += tests/conf_report.tap
+endif
+tests_conf_report_tap_SOURCES = tests/conf_report.c conformance/report.c conformance/junit.c \
+	conformance/text.c conformance/result.c
+tests_conf_report_tap_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
+tests_conf_report_tap_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_conf_report_tap_LDADD = $(CMOCKA_LIBS) $(JANSSON_LIBS) -lm
+CLEANFILES += tests/conf_report.out.json tests/conf_report.out.xml

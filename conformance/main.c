@@ -14,9 +14,9 @@
 
 static const char usage[] =
   "usage: n4c-conformance [-n NRANKS] [--filter GLOB[,GLOB...]] [--timeout SEC]\n"
-  "                       [--json FILE] [--mpi] [--no-fork] [-v]\n"
+  "                       [--json FILE] [--junit FILE] [--mpi] [--no-fork] [-v]\n"
   "       n4c-conformance --list [--filter GLOB[,GLOB...]]\n"
-  "       n4c-conformance --table REPORT.json... > table.md\n"
+  "       n4c-conformance --table REPORT.json... [--html FILE] > table.md\n"
   "\n"
   "Runs the conformance cases of nccl4c on the linked NCCL; prints TAP.\n"
   "  -n NRANKS       ranks, as threads of one process (default 4);\n"
@@ -24,12 +24,15 @@ static const char usage[] =
   "  --filter GLOBS  only the cases whose ID matches one of the globs\n"
   "  --timeout SEC   a case running longer fails (default 60)\n"
   "  --json FILE     also write a JSON report\n"
+  "  --junit FILE    also write a JUnit XML report (one testcase per case)\n"
   "  --mpi           ranks are the MPI processes (mpirun -np N ...);\n"
   "                  a case that times out aborts the run (MPI_Abort)\n"
   "  --no-fork       run the cases in this process, without the watchdog\n"
   "  -v              print the cases' notes and timings\n"
   "  --list          print the IDs and claims, run nothing\n"
-  "  --table         merge JSON reports into one Markdown table\n";
+  "  --table         merge JSON reports into one Markdown table, a column\n"
+  "                  per backend, launch mode and rank count\n"
+  "  --html FILE     with --table: also write the table as an HTML page\n";
 
 static int parse_int(const char *s, const char *what, int lo, int hi)
 {
@@ -46,15 +49,18 @@ static int parse_int(const char *s, const char *what, int lo, int hi)
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-  enum { O_LIST = 256, O_FILTER, O_TIMEOUT, O_JSON, O_MPI, O_NO_FORK, O_TABLE };
+  enum { O_LIST = 256, O_FILTER, O_TIMEOUT, O_JSON, O_JUNIT, O_MPI, O_NO_FORK, O_TABLE,
+         O_HTML };
   static const struct option longopts[] = {
     { "list", no_argument, NULL, O_LIST },
     { "filter", required_argument, NULL, O_FILTER },
     { "timeout", required_argument, NULL, O_TIMEOUT },
     { "json", required_argument, NULL, O_JSON },
+    { "junit", required_argument, NULL, O_JUNIT },
     { "mpi", no_argument, NULL, O_MPI },
     { "no-fork", no_argument, NULL, O_NO_FORK },
     { "table", no_argument, NULL, O_TABLE },
+    { "html", required_argument, NULL, O_HTML },
     { "verbose", no_argument, NULL, 'v' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
@@ -72,13 +78,26 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     case O_FILTER: o->filter = optarg; break;
     case O_TIMEOUT: o->timeout = parse_int(optarg, "--timeout", 1, 24 * 3600); break;
     case O_JSON: o->json = optarg; break;
+    case O_JUNIT: o->junit = optarg; break;
     case O_MPI: o->mpi = true; break;
     case O_NO_FORK: o->no_fork = true; break;
     case O_TABLE: table = true; break;
+    case O_HTML: o->html = optarg; break;
     case 'v': o->verbose = true; break;
     case 'h': fputs(usage, stdout); exit(0);
     default: fputs(usage, stderr); exit(2);
     }
+  }
+#ifndef HAVE_JANSSON
+  /* Refused before anything runs, not after a run whose report is lost. */
+  if (table || o->json) {
+    fprintf(stderr, "n4c-conformance: %s: %s\n", table ? "--table" : "--json", report_no_jansson);
+    exit(2);
+  }
+#endif
+  if (o->html && !table) {
+    fputs("n4c-conformance: --html writes the page of --table; give --table too\n", stderr);
+    exit(2);
   }
   if (table) {
     o->table_files = argv + optind;
@@ -139,10 +158,11 @@ int main(int argc, char **argv)
 
   parse_opts(argc, argv, &opts);
   if (opts.table_files)
-    return report_table(opts.table_files, opts.ntable, stdout) == 0 ? 0 : 2;
+    return report_table(opts.table_files, opts.ntable, stdout, opts.html) == 0 ? 0 : 2;
 
   memset(&run, 0, sizeof run);
   run.opts = &opts;
+  run.started = time(NULL);
   run.cases = calloc(n4c_ncases, sizeof *run.cases);
   run.results = calloc(n4c_ncases, sizeof *run.results);
   if (run.cases == NULL || run.results == NULL) {

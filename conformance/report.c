@@ -1,14 +1,19 @@
 /*
- * report.c — the JSON report of a run, and the Markdown table that sets
- * several reports side by side (n4c-conformance --table).
+ * report.c — the report files of a run: where they are written, and the
+ * JSON report (through jansson). The JUnit report is junit.c's, the table
+ * that sets several JSON reports side by side table.c's.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "json.h"
+#ifdef HAVE_JANSSON
+#include <jansson.h>
+#endif
 #include "runner.h"
+#include "text.h"
 
 const char *run_backend(void)
 {
@@ -19,287 +24,134 @@ const char *run_backend(void)
 #endif
 }
 
+const char report_no_jansson[] =
+  "this n4c-conformance was built without jansson, so it can neither write nor "
+  "read JSON reports (TAP and --junit still work); install jansson (Debian: "
+  "libjansson-dev) and configure again, or see conformance/gpu-run.sh for a "
+  "host without it";
+
 /* Written beside the target and renamed, so that a reader never sees half
- * a report (the MPI watchdog writes it just before aborting the run). */
-int report_json_write(const struct run *run, const char *path)
+ * a report (the MPI watchdog writes them just before aborting the run). */
+FILE *report_open(struct report_file *rf, const char *path)
 {
   size_t len = strlen(path) + 5;
-  char *tmp = malloc(len);
-  FILE *f;
 
-  if (tmp == NULL)
-    return -1;
-  snprintf(tmp, len, "%s.tmp", path);
-  if ((f = fopen(tmp, "w")) == NULL) {
-    fprintf(stderr, "n4c-conformance: %s: %s\n", tmp, strerror(errno));
-    free(tmp);
-    return -1;
-  }
-  fputs("{\n  \"backend\": ", f);
-  json_put_string(f, run_backend());
-  fprintf(f, ",\n  \"nccl_version\": %d,\n  \"nranks\": %d,\n  \"launch\": ",
-          run->nccl_version, run->nranks);
-  json_put_string(f, run->launch);
-  fputs(",\n  \"cases\": [", f);
-  for (size_t i = 0; i < run->ndone; i++) {
-    const struct case_result *res = &run->results[i];
-
-    fputs(i ? ",\n    {\"id\": " : "\n    {\"id\": ", f);
-    json_put_string(f, run->cases[i]->id);
-    fputs(", \"claim\": ", f);
-    json_put_string(f, run->cases[i]->claim);
-    fputs(", \"result\": ", f);
-    json_put_string(f, verdict_name(res->verdict));
-    fputs(", \"detail\": ", f);
-    json_put_string(f, res->detail);
-    if (res->divergence[0]) {
-      fputs(", \"divergence\": ", f);
-      json_put_string(f, res->divergence);
-    }
-    fprintf(f, ", \"seconds\": %.3f}", res->seconds);
-  }
-  fputs("\n  ]\n}\n", f);
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    fprintf(stderr, "n4c-conformance: writing %s: %s\n", path, strerror(errno));
-    remove(tmp);
-    free(tmp);
-    return -1;
-  }
-  free(tmp);
-  return 0;
-}
-
-/* The table. */
-
-static char *slurp(const char *path)
-{
-  FILE *f = fopen(path, "rb");
-  char *buf = NULL;
-  size_t len = 0, cap = 0, n;
-
-  if (f == NULL)
+  rf->path = path;
+  rf->f = NULL;
+  if ((rf->tmp = malloc(len)) == NULL) {
+    fprintf(stderr, "n4c-conformance: %s: out of memory\n", path);
     return NULL;
-  do {
-    if (cap - len < 4096) {
-      char *b = realloc(buf, cap = cap * 2 + 8192);
-
-      if (b == NULL) {
-        free(buf);
-        fclose(f);
-        return NULL;
-      }
-      buf = b;
-    }
-    n = fread(buf + len, 1, cap - len - 1, f);
-    len += n;
-  } while (n > 0);
-  buf[len] = '\0';
-  if (ferror(f)) {
-    free(buf);
-    buf = NULL;
   }
-  fclose(f);
-  return buf;
-}
-
-struct report {
-  struct json *root;
-  const struct json *cases;
-  char label[96];
-};
-
-static const struct json *find_case(const struct report *r, const char *id)
-{
-  for (const struct json *c = r->cases->child; c; c = c->next) {
-    const char *cid = json_get_string(c, "id");
-
-    if (cid && strcmp(cid, id) == 0)
-      return c;
+  snprintf(rf->tmp, len, "%s.tmp", path);
+  if ((rf->f = fopen(rf->tmp, "w")) == NULL) {
+    fprintf(stderr, "n4c-conformance: %s: %s\n", rf->tmp, strerror(errno));
+    free(rf->tmp);
+    rf->tmp = NULL;
   }
-  return NULL;
+  return rf->f;
 }
 
-static void version_text(int code, char *buf, size_t len)
+int report_close(struct report_file *rf, bool ok)
 {
-  /* NCCL_VERSION: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z after. */
-  if (code >= 10000)
-    snprintf(buf, len, "%d.%d.%d", code / 10000, code % 10000 / 100, code % 100);
-  else
-    snprintf(buf, len, "%d.%d.%d", code / 1000, code % 1000 / 100, code % 100);
-}
+  int rc = 0;
 
-static int load(const char *path, struct report *r)
-{
-  char err[160];
-  char *text = slurp(path);
-  const struct json *nr;
-
-  if (text == NULL) {
-    fprintf(stderr, "n4c-conformance: %s: %s\n", path, strerror(errno));
+  if (rf->f == NULL)
     return -1;
+  errno = 0;
+  ok &= !ferror(rf->f);
+  ok &= fclose(rf->f) == 0;
+  if (!ok || rename(rf->tmp, rf->path) != 0) {
+    fprintf(stderr, "n4c-conformance: writing %s: %s\n", rf->path,
+            errno ? strerror(errno) : "write error");
+    remove(rf->tmp);
+    rc = -1;
   }
-  r->root = json_parse(text, err, sizeof err);
-  free(text);
-  if (r->root == NULL) {
-    fprintf(stderr, "n4c-conformance: %s: %s\n", path, err);
-    return -1;
-  }
-  r->cases = json_get(r->root, "cases");
-  nr = json_get(r->root, "nranks");
-  if (r->cases == NULL || r->cases->type != JSON_ARRAY || nr == NULL ||
-      nr->type != JSON_NUMBER || !json_get_string(r->root, "backend")) {
-    fprintf(stderr, "n4c-conformance: %s: not a conformance report "
-            "(needs backend, nranks and a cases array)\n", path);
-    return -1;
-  }
-  for (const struct json *c = r->cases->child; c; c = c->next)
-    if (!json_get_string(c, "id") || !json_get_string(c, "result")) {
-      fprintf(stderr, "n4c-conformance: %s: a case without id or result\n", path);
-      return -1;
-    }
-  snprintf(r->label, sizeof r->label, "%s/%s/%d", json_get_string(r->root, "backend"),
-           json_get_string(r->root, "launch") ? json_get_string(r->root, "launch") : "threads",
-           (int)nr->number);
-  return 0;
-}
-
-/* Table cell text: '|' would end the cell, newlines the row, and '<' may
- * open an HTML tag. */
-static void md_text(FILE *out, const char *s)
-{
-  for (; *s; s++) {
-    switch (*s) {
-    case '|': fputs("\\|", out); break;
-    case '\n': fputs("<br>", out); break;
-    case '<': fputs("&lt;", out); break;
-    case '>': fputs("&gt;", out); break;
-    case '&': fputs("&amp;", out); break;
-    default: fputc(*s, out);
-    }
-  }
-}
-
-static void md_cell(FILE *out, const struct json *c)
-{
-  const char *detail, *div;
-
-  fputs(" | ", out);
-  if (c == NULL) {
-    fputs("—", out); /* not in this report */
-    return;
-  }
-  md_text(out, json_get_string(c, "result"));
-  if ((detail = json_get_string(c, "detail")) && *detail) {
-    fputs(": ", out);
-    md_text(out, detail);
-  }
-  if ((div = json_get_string(c, "divergence")) && *div) {
-    fputs("<br>*divergence:* ", out);
-    md_text(out, div);
-  }
-}
-
-enum agreement { AGREE, AGREE_WHERE_RUN, DIFFER_DOCUMENTED, DIFFER };
-
-/* A skip that says why the claim could not be checked on that backend: a
- * function missing from the linked NCCL version, or a part nccl4c was built
- * without there. It is not a disagreement; the row says so. */
-static bool explained_skip(const struct json *c)
-{
-  const char *detail = json_get_string(c, "detail");
-
-  return strcmp(json_get_string(c, "result"), "skip") == 0 && detail &&
-         (strncmp(detail, "not supported by NCCL", 21) == 0 || strncmp(detail, "nccl4c was built without", 24) == 0);
-}
-
-/* One row: the claim, each report's cell, and whether they agree. */
-static enum agreement md_row(FILE *out, const struct report *r, int n, const char *id)
-{
-  const char *first = NULL, *claim = NULL;
-  bool differ = false, documented = false, gaps = false;
-
-  for (int i = 0; i < n && !claim; i++)
-    claim = json_get_string(find_case(&r[i], id), "claim");
-  fputs("| ", out);
-  md_text(out, id);
-  fputs(" | ", out);
-  md_text(out, claim ? claim : "");
-  for (int i = 0; i < n; i++) {
-    const struct json *c = find_case(&r[i], id);
-    const char *div;
-
-    md_cell(out, c);
-    if (c == NULL)
-      continue;
-    if ((div = json_get_string(c, "divergence")) && *div)
-      documented = true;
-    if (explained_skip(c)) {
-      gaps = true;
-      continue;
-    }
-    if (first && strcmp(first, json_get_string(c, "result")) != 0)
-      differ = true;
-    first = first ? first : json_get_string(c, "result");
-  }
-  fprintf(out, " | %s |\n", differ ? (documented ? "**no**: documented divergence" : "**NO**")
-                            : gaps ? "yes where run (see the skips)" : "yes");
-  return differ ? (documented ? DIFFER_DOCUMENTED : DIFFER) : gaps ? AGREE_WHERE_RUN : AGREE;
-}
-
-int report_table(char **files, int nfiles, FILE *out)
-{
-  struct report *r = calloc((size_t)nfiles, sizeof *r);
-  int rc = 0, count[DIFFER + 1] = { 0 };
-
-  if (r == NULL)
-    return -1;
-  for (int i = 0; i < nfiles && rc == 0; i++)
-    rc = load(files[i], &r[i]);
-  if (rc != 0)
-    goto out;
-
-  fputs("# Conformance: reports side by side\n\n", out);
-  for (int i = 0; i < nfiles; i++) {
-    const struct json *v = json_get(r[i].root, "nccl_version");
-    char ver[32] = "?";
-
-    if (v && v->type == JSON_NUMBER)
-      version_text((int)v->number, ver, sizeof ver);
-    const char *base = strrchr(files[i], '/');
-
-    fprintf(out, "- `%s`: NCCL %s, from `", r[i].label, ver);
-    md_text(out, base ? base + 1 : files[i]);
-    fputs("`\n", out);
-  }
-  fputs("\n| case | claim", out);
-  for (int i = 0; i < nfiles; i++)
-    fprintf(out, " | %s", r[i].label);
-  fputs(" | agree |\n|---|---", out);
-  for (int i = 0; i < nfiles; i++)
-    fputs("|---", out);
-  fputs("|---|\n", out);
-
-  /* Rows in the order of first appearance over the reports. */
-  for (int i = 0; i < nfiles; i++) {
-    for (const struct json *c = r[i].cases->child; c; c = c->next) {
-      const char *id = json_get_string(c, "id");
-      bool seen = false;
-
-      for (int k = 0; k < i && !seen; k++)
-        seen = find_case(&r[k], id) != NULL;
-      for (const struct json *p = r[i].cases->child; p != c && !seen; p = p->next)
-        seen = strcmp(json_get_string(p, "id"), id) == 0;
-      if (seen)
-        continue;
-      count[md_row(out, r, nfiles, id)]++;
-    }
-  }
-  fprintf(out, "\n%d cases agree; %d agree where they ran (skipped elsewhere: a function missing from "
-          "that NCCL version, or a part not built there); %d disagree with a documented divergence, "
-          "%d without.\n", count[AGREE], count[AGREE_WHERE_RUN], count[DIFFER_DOCUMENTED], count[DIFFER]);
-out:
-  for (int i = 0; i < nfiles; i++)
-    json_free(r[i].root);
-  free(r);
+  free(rf->tmp);
+  rf->f = NULL;
+  rf->tmp = NULL;
   return rc;
 }
+
+#ifdef HAVE_JANSSON
+
+/* A JSON string of s; jansson takes only valid UTF-8, and a detail cut to
+ * its buffer's size may end in half a character. */
+static json_t *string(const char *s)
+{
+  char *clean = text_utf8_clean(s);
+  json_t *j = clean ? json_string(clean) : NULL;
+
+  free(clean);
+  return j;
+}
+
+/* 0 on success; a NULL value (out of memory) fails it. */
+static int set(json_t *obj, const char *key, json_t *value)
+{
+  return json_object_set_new(obj, key, value) == 0 ? 0 : -1;
+}
+
+static json_t *case_json(const struct n4c_case *c, const struct case_result *res)
+{
+  json_t *j = json_object();
+  int bad = j == NULL;
+
+  if (bad)
+    return NULL;
+  bad |= set(j, "id", string(c->id));
+  bad |= set(j, "claim", string(c->claim));
+  bad |= set(j, "result", json_string(verdict_name(res->verdict)));
+  bad |= set(j, "detail", string(res->detail));
+  if (res->divergence[0])
+    bad |= set(j, "divergence", string(res->divergence));
+  /* Milliseconds, printed as such (JSON_REAL_PRECISION below). */
+  bad |= set(j, "seconds", json_real(round(res->seconds * 1000) / 1000));
+  if (bad) {
+    json_decref(j);
+    return NULL;
+  }
+  return j;
+}
+
+int report_json_write(const struct run *run, const char *path)
+{
+  json_t *root = json_object(), *cases = json_array();
+  struct report_file rf;
+  int bad = root == NULL || cases == NULL;
+
+  if (!bad) {
+    bad |= set(root, "backend", json_string(run_backend()));
+    bad |= set(root, "nccl_version", json_integer(run->nccl_version));
+    bad |= set(root, "nranks", json_integer(run->nranks));
+    bad |= set(root, "launch", json_string(run->launch));
+    bad |= set(root, "cases", json_incref(cases));
+    for (size_t i = 0; i < run->ndone && !bad; i++)
+      bad |= json_array_append_new(cases, case_json(run->cases[i], &run->results[i]));
+  }
+  json_decref(cases);
+  if (bad) {
+    json_decref(root);
+    fprintf(stderr, "n4c-conformance: %s: out of memory\n", path);
+    return -1;
+  }
+  if (report_open(&rf, path) == NULL) {
+    json_decref(root);
+    return -1;
+  }
+  bad = json_dumpf(root, rf.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+  if (bad == 0)
+    fputc('\n', rf.f);
+  json_decref(root);
+  return report_close(&rf, bad == 0);
+}
+
+#else /* !HAVE_JANSSON: main.c refuses --json before a run starts */
+
+int report_json_write(const struct run *run, const char *path)
+{
+  (void)run;
+  fprintf(stderr, "n4c-conformance: --json %s: %s\n", path, report_no_jansson);
+  return -1;
+}
+
+#endif

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include "case.h"
 
 struct n4c_case {
@@ -72,10 +73,12 @@ struct opts {
   int nranks;
   const char *filter; /* comma-separated fnmatch globs on IDs */
   int timeout;        /* seconds per case */
-  const char *json;
+  const char *json;   /* --json FILE */
+  const char *junit;  /* --junit FILE */
   bool mpi, no_fork, verbose, list;
   char **table_files; /* --table FILE... */
   int ntable;
+  const char *html;   /* --table ... --html FILE */
 };
 
 struct run {
@@ -89,6 +92,7 @@ struct run {
   int ndevices;
   const char *launch; /* "threads" or "mpi" */
   FILE *tap;          /* the original stdout; NULL on MPI ranks but 0 */
+  time_t started;
 };
 
 /* The collective operations behind ctx_barrier & co., per launch mode. */
@@ -105,7 +109,7 @@ void ctx_emit(case_ctx_t *ctx, enum event_kind kind, const char *fmt, ...)
 void ctx_run_defers(case_ctx_t *ctx);
 
 /* tap.c: the TAP stream, the report of case i (TAP line and
- * diagnostics), and the end of a run (JSON; the exit status). */
+ * diagnostics), and the end of a run (JSON and JUnit; the exit status). */
 FILE *run_take_stdout(void);
 void run_report_case(struct run *run, size_t i);
 int run_finish(struct run *run);
@@ -119,9 +123,25 @@ void threads_run_case(struct run *run, size_t i);
 /* launch_mpi.c: the whole run under --mpi; returns the exit status. */
 int mpi_main(struct run *run);
 
-/* report.c */
+/* report.c: the report files of a run. A report is written to
+ * "<path>.tmp" and renamed to <path> by report_close (which removes it
+ * instead when !ok); both print what went wrong. */
+struct report_file {
+  FILE *f;
+  const char *path;
+  char *tmp;
+};
+FILE *report_open(struct report_file *rf, const char *path);
+int report_close(struct report_file *rf, bool ok);
 const char *run_backend(void); /* "ncclsim" or "nccl" */
+/* Why --json and --table are refused in a build without jansson. */
+extern const char report_no_jansson[];
 int report_json_write(const struct run *run, const char *path);
-int report_table(char **files, int nfiles, FILE *out);
+
+/* junit.c */
+int report_junit_write(const struct run *run, const char *path);
+
+/* table.c: --table, Markdown on `out` and, with html, an HTML page. */
+int report_table(char **files, int nfiles, FILE *out, const char *html);
 
 #endif /* N4C_CONFORMANCE_RUNNER_H_ */

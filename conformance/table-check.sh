@@ -1,18 +1,46 @@
 #!/bin/sh
 # make check: n4c-conformance --table merges two sample reports into the
-# expected Markdown, and refuses a report that is not one.
+# expected Markdown and HTML (testdata/table-expected.*), and the committed
+# real-GPU reports into the committed table and page under docs/conformance/
+# (so those stay what the program makes of the reports). The page is one
+# self-contained file: no script, nothing fetched. Bad input: table-errors.sh.
+# N4C_TEST_WRAPPER (tests/run-test.sh: valgrind) goes before the program.
 : "${srcdir:=.}"
 data=$srcdir/conformance/testdata
-prog=./conformance/n4c-conformance
+docs=$srcdir/docs/conformance
+prog="${N4C_TEST_WRAPPER:-} ./conformance/n4c-conformance"
 out=conformance/table-check.out
-bad=conformance/table-check.bad.json
 
-$prog --table "$data/report-a.json" "$data/report-b.json" >"$out" || {
-  echo "not ok: --table failed (status $?)"; exit 1; }
-diff -u "$data/table-expected.md" "$out" || {
-  echo "not ok: the table differs from $data/table-expected.md"; exit 1; }
+if ./conformance/n4c-conformance --table /dev/null 2>&1 | grep -q 'built without jansson'; then
+  echo "SKIP: n4c-conformance was built without jansson (no --table)"
+  exit 77
+fi
 
-printf '{"backend": "nccl", "nranks": 2, "cases": [{"id": "X", ' >"$bad"
-$prog --table "$bad" >/dev/null 2>&1
-rc=$?
-test $rc -eq 2 || { echo "not ok: a truncated report gave status $rc, not 2"; exit 1; }
+fail() { echo "not ok: $*"; exit 1; }
+
+$prog --table "$data/report-a.json" "$data/report-b.json" --html "$out.html" >"$out.md" ||
+  fail "--table failed (status $?)"
+diff -u "$data/table-expected.md" "$out.md" || fail "the table differs from $data/table-expected.md"
+diff -u "$data/table-expected.html" "$out.html" || fail "the page differs from $data/table-expected.html"
+echo "ok: the sample reports give the expected table and page"
+
+# The committed page: regenerate it with
+#   n4c-conformance --table <these reports, in this order> --html <page> > <table>
+page=table_nccl-2.28.3_H200x2-x4_2026-11-22
+set -- ncclsim-2.30.7_sim_2026-11-22_threads-n2.json nccl-2.28.3_H200x2_2026-11-22_threads-n2.json \
+  nccl-2.28.3_H200x2_2026-11-22_mpi-n2.json ncclsim-2.30.7_sim_2026-11-22_threads-n4.json \
+  nccl-2.28.3_H200x4_2026-11-22_threads-n4.json nccl-2.28.3_H200x4_2026-11-22_mpi-n4.json
+reports=
+for f; do reports="$reports $docs/$f"; done
+$prog --table $reports --html "$out.docs.html" >"$out.docs.md" ||
+  fail "--table of the reports in $docs failed (status $?)"
+diff -u "$docs/$page.md" "$out.docs.md" >/dev/null || fail "$docs/$page.md is not what --table makes of the reports"
+diff -u "$docs/$page.html" "$out.docs.html" >/dev/null || fail "$docs/$page.html is not what --table --html makes of the reports"
+echo "ok: $docs/$page.md and .html are what --table makes of the reports there"
+
+for f in "$out.html" "$out.docs.html"; do
+  if grep -n -i -E '<script|<link|<img|<iframe|<object|<embed|src=|url\(|@import|https?:' "$f"; then
+    fail "$f is not self-contained (the lines above)"
+  fi
+done
+echo "ok: the pages have no script and fetch nothing"

@@ -1,6 +1,7 @@
 /*
  * tap.c — what both launchers (threads, MPI) report through: a case's
- * events, its TAP line and diagnostics, and the end of a run.
+ * events, its TAP line and diagnostics, and the end of a run (the JSON
+ * and JUnit reports, report.c and junit.c).
  */
 #include "config.h"
 
@@ -97,11 +98,13 @@ FILE *run_take_stdout(void)
 
 int run_finish(struct run *run)
 {
-  bool failed = false;
+  bool failed = false, unwritten = false;
 
   for (size_t i = 0; i < run->ndone; i++)
     failed |= run->results[i].verdict == VERDICT_FAIL;
   if (run->opts->json && report_json_write(run, run->opts->json) != 0)
-    return 2;
-  return failed ? 1 : 0;
+    unwritten = true;
+  if (run->opts->junit && report_junit_write(run, run->opts->junit) != 0)
+    unwritten = true;
+  return unwritten ? 2 : failed ? 1 : 0;
 }
