@@ -92,3 +92,23 @@ tests_sim_param_dump_LDADD = sim/libncclsim.la
 EXTRA_DIST += tests/readme-params.sh
 CLEANFILES += tests/readme-params.dump tests/readme-params.want \
 	tests/readme-params.got tests/readme-params.diff
+
+# The two programs that measured real NCCL 2.30.7's host-blocking rules on
+# GPUs (tests/nccl_2_30_7, unchanged), built against ncclsim as C++, and a
+# script that checks they print what they printed there.
+if BACKEND_SIM
+if HAVE_CXX
+check_PROGRAMS += tests/nccl_depth tests/nccl_block
+TESTS += tests/nccl-blocking.sh
+endif
+endif
+tests_nccl_depth_SOURCES = tests/nccl_2_30_7/depth.cc
+tests_nccl_depth_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
+tests_nccl_depth_CXXFLAGS = $(AM_CXXFLAGS) -w
+tests_nccl_depth_LDADD = sim/libncclsim.la -lpthread
+tests_nccl_block_SOURCES = tests/nccl_2_30_7/block.cc
+tests_nccl_block_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
+tests_nccl_block_CXXFLAGS = $(AM_CXXFLAGS) -w
+tests_nccl_block_LDADD = sim/libncclsim.la -lpthread
+EXTRA_DIST += tests/nccl-blocking.sh
+
