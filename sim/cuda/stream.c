@@ -25,7 +25,7 @@ struct CUstream_st {
   int device;
   unsigned flags;
   bool is_default;
-  pthread_mutex_t lock; /* guards head, tail, started */
+  pthread_mutex_t lock; /* guards head, tail, started, and a marker's count */
   sim_op *head, *tail;
   _Atomic uint64_t enqueued, completed;
   _Atomic int err; /* cudaError_t not yet reported by a synchronize */
@@ -47,6 +47,13 @@ static bool has_work(void *arg) {
   return atomic_load_explicit(&s->enqueued, memory_order_acquire) !=
              atomic_load_explicit(&s->completed, memory_order_relaxed) ||
          atomic_load(&s->stop);
+}
+
+/* A marker has nothing to run; the worker publishes it (below). */
+static cudaError_t marker_run(sim_op *op, cudaError_t err) {
+  (void)op;
+  (void)err;
+  return cudaSuccess;
 }
 
 static void *worker_main(void *arg) {
@@ -75,8 +82,20 @@ static void *worker_main(void *arg) {
                cudaGetErrorName(e));
       atomic_store(&s->err, e);
     }
-    op->release(op);
-    atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+    if (op->run == marker_run) {
+      /* What the marker publishes and the count that says the stream got
+       * past it change together, under the lock cudaStreamQuery reads
+       * under: an event seen complete means the stream seen past its
+       * record, and back. */
+      pthread_mutex_lock(&s->lock);
+      ((sim_marker *)op)->mark((sim_marker *)op);
+      op->release(op);
+      atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+      pthread_mutex_unlock(&s->lock);
+    } else {
+      op->release(op);
+      atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+    }
     sim_waitq_wake(&s->done_wq);
   }
 }
@@ -167,6 +186,11 @@ cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
   pthread_mutex_unlock(&s->lock);
   sim_waitq_wake(&s->work_wq);
   return cudaSuccess;
+}
+
+cudaError_t sim_stream_enqueue_marker(sim_stream *s, sim_marker *m) {
+  m->op.run = marker_run;
+  return sim_stream_enqueue(s, &m->op);
 }
 
 typedef struct {
@@ -267,7 +291,11 @@ SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
   cudaError_t err;
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
-  if (atomic_load(&s->completed) != atomic_load(&s->enqueued)) return cudaErrorNotReady;
+  /* Under the lock, as a marker is counted (worker_main). */
+  pthread_mutex_lock(&s->lock);
+  bool idle = atomic_load(&s->completed) == atomic_load(&s->enqueued);
+  pthread_mutex_unlock(&s->lock);
+  if (!idle) return cudaErrorNotReady;
   return sim_cuda_error((cudaError_t)atomic_exchange(&s->err, cudaSuccess));
 }
 
