@@ -10,6 +10,11 @@
  * the environment first and writes its stderr to a file the parent checks;
  * these tests come first, before anything in this process logs.
  */
+#include "config.h" /* _GNU_SOURCE: unshare */
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,7 +140,7 @@ static char *log_in_child(const char *level, const char *subsys, pid_t *pid) {
 /* Lines start "host:pid:tid [device] NCCLSIM LEVEL", host cut at its first
  * dot (as NCCL does); the child's only thread has tid == pid. */
 static void line_start(char *buf, size_t n, pid_t pid, const char *lvl) {
-  char host[64];
+  char host[HOST_NAME_MAX + 1];
   assert_int_equal(gethostname(host, sizeof host), 0);
   host[sizeof host - 1] = 0;
   char *dot = strchr(host, '.');
@@ -208,6 +213,49 @@ static void test_log_unknown_level(void **state) {
   /* Unset: the default prints nothing either. */
   out = log_in_child(NULL, NULL, &pid);
   assert_string_equal(out, "");
+  free(out);
+}
+
+/* A host name as long as Linux allows (HOST_NAME_MAX, 64) is printed
+ * whole, not replaced by "localhost". The child sets it in a UTS namespace
+ * of its own; where that is not permitted (not root) the test skips. */
+static void test_log_long_hostname(void **state) {
+  (void)state;
+  char name[HOST_NAME_MAX + 1];
+  int len = snprintf(name, sizeof name, "n4c-long-host-name");
+  for (; len < HOST_NAME_MAX; len++) name[len] = (char)('0' + len % 10);
+  name[len] = 0;
+  capture c;
+  capture_start(&c, 2);
+  fflush(stdout);
+  pid_t p = fork();
+  if (p == 0) {
+    if (unshare(CLONE_NEWUTS) != 0 || sethostname(name, strlen(name)) != 0) {
+      fprintf(stderr, "cannot set a host name in a UTS namespace of its own: %s", strerror(errno));
+      fflush(stderr);
+      _exit(77);
+    }
+    setenv("NCCLSIM_DEBUG", "WARN", 1);
+    unsetenv("NCCLSIM_DEBUG_SUBSYS");
+    int rc = child_logs();
+    fflush(stderr);
+    exit(rc);
+  }
+  int status = 0;
+  assert_true(p > 0);
+  assert_int_equal(waitpid(p, &status, 0), p);
+  char *out = capture_end(&c);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+    print_message("skipped: %s\n", out);
+    free(out);
+    skip();
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail_msg("log child failed, status 0x%x; it printed:\n%s", status, out);
+  char want[HOST_NAME_MAX + 128];
+  snprintf(want, sizeof want, "%s:%d:%d [3] NCCLSIM WARN w-init 1\n", name, (int)p, (int)p);
+  assert_contains(out, want);
+  assert_lacks(out, "localhost");
   free(out);
 }
 
@@ -455,6 +503,7 @@ int main(void) {
       cmocka_unit_test(test_log_info),
       cmocka_unit_test(test_log_trace_subsys),
       cmocka_unit_test(test_log_unknown_level),
+      cmocka_unit_test(test_log_long_hostname),
       cmocka_unit_test(test_log_long_warning),
       cmocka_unit_test(test_param_environment),
       cmocka_unit_test(test_param_numbers),
