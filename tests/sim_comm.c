@@ -326,6 +326,46 @@ static void test_init_in_group_async_error_alloc_failure(void **state) {
   fail_msg("the init never completed without an injected failure");
 }
 
+/* The same failure on non-blocking comms: every ncclCommGetAsyncError
+ * after the failed clique creation says it, not only the first. */
+static void test_nonblocking_init_alloc_failure_keeps_error(void **state) {
+  bool clique_failed = false;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclsimParamSet("TIMEOUT", "0.2");
+  for (uint64_t n = 1; n < 200; n++) {
+    ncclUniqueId id;
+    ncclGetUniqueId(&id);
+    ncclComm_t comms[2] = {NULL, NULL};
+    assert_int_equal(ncclCommInitRankConfig(&comms[0], 2, id, 0, &config), ncclInProgress);
+    ncclsimAllocFailAfter(n);
+    ncclResult_t r = ncclCommInitRankConfig(&comms[1], 2, id, 1, &config);
+    bool reached = ncclsimAllocFailAfter(0) >= n;
+    if (comms[1] == NULL) { /* the call failed before joining: rank 0 times out */
+      assert_int_equal(r, ncclSystemError);
+      assert_int_equal(ncclCommDestroy(comms[0]), ncclSuccess);
+      continue;
+    }
+    for (int k = 0; k < 2; k++)
+      for (int again = 0; again < 2; again++) {
+        ncclResult_t ae = ncclInProgress;
+        assert_int_equal(ncclCommGetAsyncError(comms[k], &ae), ncclSuccess);
+        assert_int_equal(ae, r);
+      }
+    if (r != ncclSuccess) {
+      assert_int_equal(r, ncclSystemError);
+      clique_failed = true;
+    }
+    destroy_all(comms, 2);
+    if (!reached) {
+      ncclsimParamSet("TIMEOUT", NULL);
+      assert_true(clique_failed);
+      return;
+    }
+  }
+  fail_msg("the init never completed without an injected failure");
+}
+
 static void test_init_all(void **state) {
   ncclComm_t comms[2];
   int ndev = 0;
@@ -1070,6 +1110,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_init_error_fails_group),
       cmocka_unit_test(test_init_in_group_alloc_failure),
       cmocka_unit_test(test_init_in_group_async_error_alloc_failure),
+      cmocka_unit_test(test_nonblocking_init_alloc_failure_keeps_error),
       cmocka_unit_test(test_init_all),
       cmocka_unit_test(test_split_arguments),
       cmocka_unit_test(test_split_threads),
