@@ -130,6 +130,25 @@ bool ctx_bcast(case_ctx_t *ctx, void *buf, size_t len, int root);
 /* A fresh unique id from rank 0, for a second communicator in one case. */
 bool ctx_new_unique_id(case_ctx_t *ctx, ncclUniqueId *id);
 
+/* The layout a communicator got, read from its properties rather than
+ * assumed from what was asked for (NCCLSIM_RANKS_PER_NODE, or real nodes,
+ * may give any): nnodes LSA teams (n4c_comm_properties' n_lsa_teams); this
+ * rank's team has lsa_size consecutive ranks, as NCCL's LSA team (stride
+ * 1), and this rank is its LSA rank lsa_rank; its LSA rank 0 is rank
+ * lsa_first. On ncclsim the team comes from ncclTeamLsa; on real NCCL from
+ * the properties, for teams of equal size. */
+typedef struct case_topo {
+  int nnodes, lsa_size, lsa_rank, lsa_first;
+} case_topo_t;
+/* Fills *t for comm; false, after a skip (properties not supported, or on
+ * real NCCL teams of unequal size) or a failed check, when it cannot. */
+bool ctx_topology(case_ctx_t *ctx, n4c_comm_t *comm, case_topo_t *t);
+/* True if `peer` is in this rank's LSA team. */
+static inline bool case_topo_lsa_peer(const case_topo_t *t, int peer)
+{
+  return peer >= t->lsa_first && peer < t->lsa_first + t->lsa_size;
+}
+
 /* Resources released when the case function returns. */
 void ctx_defer(case_ctx_t *ctx, void (*fn)(void *), void *arg);
 /* n4c_comm_init over ctx->id with every rank of the case; freed after. */

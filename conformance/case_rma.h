@@ -33,12 +33,15 @@ static inline void rma_defer_res(case_ctx_t *ctx, void *r)
     ctx_defer(ctx, rma_res_free_, r);
 }
 
-/* A communicator of every rank of the case on `nnodes` simulated nodes
- * (ncclsim only; real NCCL has the nodes it has). false, after a skip or a
- * failed check, when that cannot be had. */
+/* A communicator of every rank of the case: with nnodes 0, on the layout
+ * the environment gives (NCCLSIM_RANKS_PER_NODE, or the real nodes); else
+ * asked to be on `nnodes` simulated nodes (ncclsim only; real NCCL has the
+ * nodes it has). Either way a case reads the layout it got with
+ * ctx_topology. false, after a skip or a failed check, when that cannot be
+ * had. */
 static inline bool rma_comm_nodes(case_ctx_t *ctx, int nnodes, n4c_comm_t **comm)
 {
-  if (nnodes == 1) {
+  if (nnodes == 0) {
     n4c_status_t st = ctx_comm_init(ctx, comm);
     return CASE_EXPECT(ctx, st == N4C_OK, "ctx_comm_init: %s", n4c_strerror(st));
   }

@@ -5,11 +5,26 @@
 
 enum { WBYTES = 8192, SLOT_BASE = 4096 }; /* pattern below SLOT_BASE, 8-byte slots above */
 
+/* The communicators WIN-02 and WIN-03 try, as rma_comm_nodes' nnodes: the
+ * environment's layout and, on ncclsim, one asked to be on 1 node and one
+ * on 2 nodes, so that a team of every rank and peers outside the team are
+ * both seen whatever NCCLSIM_RANKS_PER_NODE says. Each case reads the
+ * layout it got (ctx_topology) and asserts what follows from it. */
 #ifdef NCCLSIM
-#define MAX_NODES 2
+static const int layouts[] = {0, 1, 2};
 #else
-#define MAX_NODES 1 /* real NCCL: the topology it runs on */
+static const int layouts[] = {0}; /* real NCCL: the topology it runs on */
 #endif
+#define NLAYOUTS ((int)(sizeof layouts / sizeof layouts[0]))
+
+/* "2 node(s) of 2 (environment)" */
+static void layout_name(char *buf, size_t len, int asked, const case_topo_t *t)
+{
+  if (asked == 0)
+    snprintf(buf, len, "%d node(s) of %d (environment)", t->nnodes, t->lsa_size);
+  else
+    snprintf(buf, len, "%d node(s) of %d (asked for %d)", t->nnodes, t->lsa_size, asked);
+}
 
 void case_WIN_01(case_ctx_t *ctx)
 {
@@ -46,48 +61,54 @@ static bool check_through(case_ctx_t *ctx, void *p, int r, int off, const char *
 
 void case_WIN_02(case_ctx_t *ctx)
 {
-  for (int nn = 1; nn <= MAX_NODES; nn++) {
+  for (int k = 0; k < NLAYOUTS; k++) {
     n4c_comm_t *comm;
     n4c_window_t *win;
+    case_topo_t t;
     void *mem, *p;
     unsigned char host[SLOT_BASE];
+    char lay[64];
+    bool ok = true;
 
-    if (nn > 1 && ctx->nranks % nn) {
-      ctx_note(ctx, "%d ranks: the %d-node half is not run", ctx->nranks, nn);
-      break;
+    if (layouts[k] > 1 && ctx->nranks % layouts[k]) {
+      ctx_note(ctx, "%d ranks: the %d-node layout is not run", ctx->nranks, layouts[k]);
+      continue;
     }
-    if (!rma_comm_nodes(ctx, nn, &comm) ||
+    if (!rma_comm_nodes(ctx, layouts[k], &comm) || !ctx_topology(ctx, comm, &t) ||
         !rma_window(ctx, comm, WBYTES, N4C_WIN_COLL_SYMMETRIC, &mem, &win))
       return;
-    int rpn = ctx->nranks / nn, node = ctx->rank / rpn, me = ctx->rank % rpn;
+    layout_name(lay, sizeof lay, layouts[k], &t);
     pattern_fill(host, SLOT_BASE, pattern_seed(ctx->rank, 2));
     CASE_CUDA_OK(ctx, cudaMemcpy(mem, host, SLOT_BASE, cudaMemcpyHostToDevice));
     CASE_CUDA_OK(ctx, cudaMemset((char *)mem + SLOT_BASE, 0, WBYTES - SLOT_BASE));
     if (!ctx_barrier(ctx))
       return;
-    /* Read every LSA rank's data, and write a word into its slot of ours. */
-    for (int r = 0; r < rpn; r++) {
-      int world = node * rpn + r, off = 8 * (r + 1);
-      char how[96];
-      snprintf(how, sizeof how, "%d node(s): lsa_ptr(%d, %d) (rank %d)", nn, r, off, world);
-      CASE_OK(ctx, n4c_window_lsa_ptr(win, r, (size_t)off, &p));
-      CASE_CHECK(ctx, p != NULL, "%s is NULL", how);
-      if (!check_through(ctx, p, world, off, how))
-        return;
+    /* Read every LSA rank's data, and write a word into its slot of ours.
+     * A rank whose check fails still goes to the barrier below: its LSA
+     * peers may be reading its window, which its return would free. */
+    for (int r = 0; ok && r < t.lsa_size; r++) {
+      int world = t.lsa_first + r, off = 8 * (r + 1);
+      char how[160];
+      snprintf(how, sizeof how, "%s: lsa_ptr(%d, %d) (rank %d)", lay, r, off, world);
+      ok = case_status_(ctx, n4c_window_lsa_ptr(win, r, (size_t)off, &p), N4C_OK, how, __FILE__,
+                        __LINE__) &&
+           CASE_EXPECT(ctx, p != NULL, "%s is NULL", how) && check_through(ctx, p, world, off, how);
       uint64_t word = 0x5100000000ull + (uint64_t)ctx->rank;
-      CASE_OK(ctx, n4c_window_lsa_ptr(win, r, SLOT_BASE + 8 * (size_t)me, &p));
-      CASE_CUDA_OK(ctx, cudaMemcpy(p, &word, 8, cudaMemcpyHostToDevice));
+      ok = ok &&
+           case_status_(ctx, n4c_window_lsa_ptr(win, r, SLOT_BASE + 8 * (size_t)t.lsa_rank, &p), N4C_OK,
+                        how, __FILE__, __LINE__) &&
+           CASE_EXPECT(ctx, cudaMemcpy(p, &word, 8, cudaMemcpyHostToDevice) == cudaSuccess,
+                       "%s: cudaMemcpy into LSA rank %d's slot failed", how, r);
     }
     if (!ctx_barrier(ctx))
       return;
-    for (int r = 0; r < rpn; r++) {
+    for (int r = 0; r < t.lsa_size; r++) {
       uint64_t word;
       CASE_CUDA_OK(ctx, cudaMemcpy(&word, (char *)mem + SLOT_BASE + 8 * r, 8, cudaMemcpyDeviceToHost));
-      CASE_CHECK(ctx, word == 0x5100000000ull + (uint64_t)(node * rpn + r), "%d node(s): the "
-                 "word LSA rank %d wrote through its pointer into this window reads 0x%llx",
-                 nn, r, (unsigned long long)word);
+      CASE_CHECK(ctx, word == 0x5100000000ull + (uint64_t)(t.lsa_first + r), "%s: the word LSA rank %d "
+                 "wrote through its pointer into this window reads 0x%llx", lay, r, (unsigned long long)word);
     }
-    ctx_note(ctx, "%d node(s): read and wrote %d LSA ranks' windows", nn, rpn);
+    ctx_note(ctx, "%s: read and wrote %d LSA ranks' windows", lay, t.lsa_size);
     if (!ctx_barrier(ctx))
       return;
   }
@@ -95,29 +116,38 @@ void case_WIN_02(case_ctx_t *ctx)
 
 void case_WIN_03(case_ctx_t *ctx)
 {
-  for (int nn = 1; nn <= MAX_NODES && ctx->nranks % nn == 0; nn++) {
+  int outside = 0;
+
+  for (int k = 0; k < NLAYOUTS; k++) {
     n4c_comm_t *comm;
     n4c_window_t *win;
+    case_topo_t t;
     void *mem, *p, *l;
+    char lay[64];
 
-    if (!rma_comm_nodes(ctx, nn, &comm) ||
+    if (layouts[k] > 1 && ctx->nranks % layouts[k])
+      continue;
+    if (!rma_comm_nodes(ctx, layouts[k], &comm) || !ctx_topology(ctx, comm, &t) ||
         !rma_window(ctx, comm, WBYTES, N4C_WIN_COLL_SYMMETRIC, &mem, &win))
       return;
-    int rpn = ctx->nranks / nn;
+    layout_name(lay, sizeof lay, layouts[k], &t);
     for (int peer = 0; peer < ctx->nranks; peer++) {
       CASE_OK(ctx, n4c_window_peer_ptr(win, peer, 64, &p));
-      if (peer / rpn != ctx->rank / rpn) {
-        CASE_CHECK(ctx, p == NULL, "%d nodes: peer %d is on another node, but its pointer is %p",
-                   nn, peer, p);
+      if (!case_topo_lsa_peer(&t, peer)) {
+        CASE_CHECK(ctx, p == NULL, "%s: peer %d is outside this rank's LSA team (ranks %d..%d), but its "
+                   "pointer is %p", lay, peer, t.lsa_first, t.lsa_first + t.lsa_size - 1, p);
+        outside++;
         continue;
       }
-      CASE_OK(ctx, n4c_window_lsa_ptr(win, peer % rpn, 0, &l));
-      CASE_CHECK(ctx, p != NULL && p == (char *)l + 64, "%d node(s): peer_ptr(%d, 64) is %p, "
-                 "lsa_ptr(%d, 0) + 64 is %p", nn, peer, p, peer % rpn, (void *)((char *)l + 64));
+      CASE_OK(ctx, n4c_window_lsa_ptr(win, peer - t.lsa_first, 0, &l));
+      CASE_CHECK(ctx, p != NULL && p == (char *)l + 64, "%s: peer_ptr(%d, 64) is %p, "
+                 "lsa_ptr(%d, 0) + 64 is %p", lay, peer, p, peer - t.lsa_first, (void *)((char *)l + 64));
     }
     if (!ctx_barrier(ctx))
       return;
   }
+  if (outside == 0)
+    ctx_note(ctx, "every peer was in this rank's LSA team: the None half is not seen");
 }
 
 void case_WIN_04(case_ctx_t *ctx)
@@ -151,13 +181,17 @@ void case_WIN_05(case_ctx_t *ctx)
 {
   n4c_comm_t *comm;
   n4c_window_t *win;
+  case_topo_t t;
   void *mem, *p;
 
   CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  if (!ctx_topology(ctx, comm, &t))
+    return;
   if (!rma_window(ctx, comm, WBYTES, N4C_WIN_COLL_SYMMETRIC, &mem, &win))
     return;
-  /* One node: the LSA team is every rank. */
-  want_nccl_invalid(ctx, n4c_window_lsa_ptr(win, ctx->nranks, 0, &p), "lsa rank = LSA size");
+  /* The first LSA rank out of range is the team's size, whatever the
+   * layout; ranks of other teams are valid peers (WIN-03). */
+  want_nccl_invalid(ctx, n4c_window_lsa_ptr(win, t.lsa_size, 0, &p), "lsa rank = LSA size");
   want_nccl_invalid(ctx, n4c_window_peer_ptr(win, ctx->nranks, 0, &p), "peer = nranks");
   want_nccl_invalid(ctx, n4c_window_lsa_ptr(win, 0, WBYTES, &p), "lsa_ptr offset = window size");
   want_nccl_invalid(ctx, n4c_window_peer_ptr(win, 0, WBYTES + 1, &p), "peer_ptr offset past the end");
@@ -185,9 +219,12 @@ void case_WIN_07(case_ctx_t *ctx)
 {
   n4c_comm_t *comm;
   n4c_window_t *win;
+  case_topo_t t;
   void *mem, *p;
 
   CASE_OK(ctx, ctx_comm_init(ctx, &comm));
+  if (!ctx_topology(ctx, comm, &t))
+    return;
   if (!rma_window(ctx, comm, WBYTES, N4C_WIN_COLL_SYMMETRIC, &mem, &win))
     return;
   if (ctx->rank == 0)
@@ -198,8 +235,9 @@ void case_WIN_07(case_ctx_t *ctx)
     CASE_CHECK(ctx, n4c_resource_is_valid(N4C_RESOURCE(win)), "window invalid after rank 0 closed its own");
     CASE_OK(ctx, n4c_window_user_ptr(win, &p));
     CASE_CHECK(ctx, p == mem, "user_ptr changed");
-    CASE_OK(ctx, n4c_window_lsa_ptr(win, ctx->rank, 0, &p));
-    CASE_CHECK(ctx, p != NULL, "own LSA pointer NULL");
+    /* Its own LSA rank in the layout it got (not its world rank). */
+    CASE_OK(ctx, n4c_window_lsa_ptr(win, t.lsa_rank, 0, &p));
+    CASE_CHECK(ctx, p != NULL, "own LSA pointer (LSA rank %d of %d) NULL", t.lsa_rank, t.lsa_size);
   }
   ctx_barrier(ctx);
 }

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runner.h"
+#ifdef NCCLSIM
+#include <nccl_device.h>
+#endif
 
 struct ctx_defer {
   void (*fn)(void *);
@@ -186,6 +189,50 @@ n4c_status_t ctx_comm_init(case_ctx_t *ctx, n4c_comm_t **comm)
   if (st == N4C_OK)
     ctx_defer_comm(ctx, *comm);
   return st;
+}
+
+bool ctx_topology(case_ctx_t *ctx, n4c_comm_t *comm, case_topo_t *t)
+{
+  n4c_comm_properties_t p;
+  n4c_status_t st = n4c_comm_properties(comm, &p);
+
+  memset(t, 0, sizeof *t);
+  if (st == N4C_ENOTSUP) {
+    case_skip_unsupported(ctx);
+    return false;
+  }
+  if (!CASE_EXPECT(ctx, st == N4C_OK, "n4c_comm_properties: %s; %s", n4c_status_name(st),
+                   n4c_last_error_message()))
+    return false;
+  if (!CASE_EXPECT(ctx, p.n_lsa_teams >= 1 && p.n_lsa_teams <= p.nranks && p.nranks == ctx->nranks,
+                   "properties give %d LSA team(s) for %d ranks (the case has %d)", p.n_lsa_teams,
+                   p.nranks, ctx->nranks))
+    return false;
+  t->nnodes = p.n_lsa_teams;
+#ifdef NCCLSIM
+  /* ncclsim's <nccl_device.h> is C: ask NCCL for the team itself, which
+   * also describes a short last node (NCCLSIM_RANKS_PER_NODE=3 of 4). */
+  ncclTeam_t lsa = ncclTeamLsa(n4c_comm_handle(comm));
+  if (!CASE_EXPECT(ctx, lsa.nRanks >= 1 && lsa.rank >= 0 && lsa.rank < lsa.nRanks && lsa.stride == 1 &&
+                   lsa.rank <= ctx->rank && ctx->rank - lsa.rank + lsa.nRanks <= ctx->nranks,
+                   "ncclTeamLsa gives %d ranks, rank %d, stride %d for rank %d of %d", lsa.nRanks,
+                   lsa.rank, lsa.stride, ctx->rank, ctx->nranks))
+    return false;
+  t->lsa_size = lsa.nRanks;
+  t->lsa_rank = lsa.rank;
+#else
+  /* Real NCCL's team queries are C++: with teams of equal size, the
+   * properties say which ranks share one. */
+  if (p.nranks % p.n_lsa_teams != 0) {
+    case_skip_(ctx, "%d ranks in %d LSA teams: teams of unequal size, whose members the "
+               "properties do not say", p.nranks, p.n_lsa_teams);
+    return false;
+  }
+  t->lsa_size = p.nranks / p.n_lsa_teams;
+  t->lsa_rank = ctx->rank % t->lsa_size;
+#endif
+  t->lsa_first = ctx->rank - t->lsa_rank;
+  return true;
 }
 
 static void stream_destroy(void *s)

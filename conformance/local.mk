@@ -43,15 +43,18 @@ conformance_n4c_conformance_CFLAGS = $(AM_CFLAGS) -O2
 endif
 EXTRA_DIST += conformance/cases.def
 
-# make check: the suite on ncclsim at 2, 4 and 8 ranks, through the TAP
+# make check: the suite on ncclsim at 2, 4 and 8 ranks on one node, and at
+# 4 ranks on 2 simulated nodes (NCCLSIM_RANKS_PER_NODE=2), through the TAP
 # driver; each run leaves its JSON and JUnit reports in the build tree.
 if BACKEND_SIM
-TESTS += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap
+TESTS += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap \
+	conformance/suite-n4-2nodes.tap
 endif
-EXTRA_DIST += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap
+EXTRA_DIST += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap \
+	conformance/suite-n4-2nodes.tap
 CLEANFILES += conformance/report-n2.json conformance/report-n4.json \
 	conformance/report-n8.json conformance/report-n2.xml conformance/report-n4.xml \
-	conformance/report-n8.xml
+	conformance/report-n8.xml conformance/report-n4-2nodes.json conformance/report-n4-2nodes.xml
 
 # The side-by-side table (--table, --html) on two sample reports and on the
 # reports in docs/conformance/; what it refuses; the page in a browser

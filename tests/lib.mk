@@ -35,7 +35,8 @@ LIB_TEST_MOCK = tests/lib_mock.c tests/lib_mock.h
 
 if HAVE_CMOCKA
 LIB_TESTS = tests/lib_errors.tap tests/lib_comm.tap tests/lib_p2p.tap \
-	tests/lib_resource.tap tests/lib_alloc.tap tests/lib_rma.tap tests/lib_fail.tap
+	tests/lib_resource.tap tests/lib_alloc.tap tests/lib_rma.tap tests/lib_fail.tap \
+	tests/lib_mem.tap
 if HAVE_DLPACK
 LIB_TESTS += tests/lib_dlpack.tap
 endif
@@ -88,6 +89,13 @@ tests_lib_fail_tap_LDFLAGS = $(LIB_TEST_LDF) \
 	-Wl,--wrap=ncclMemAlloc -Wl,--wrap=ncclMemFree \
 	-Wl,--wrap=ncclDevCommCreate -Wl,--wrap=ncclDevCommDestroy
 tests_lib_fail_tap_LDADD = $(LIB_TEST_LINK)
+
+# cudaSetDevice too: mem.c's switches to another device and back.
+tests_lib_mem_tap_SOURCES = tests/lib_mem.c $(LIB_TEST_MOCK)
+tests_lib_mem_tap_CFLAGS = $(LIB_TEST_CF)
+tests_lib_mem_tap_LDFLAGS = $(LIB_TEST_LDF) \
+	-Wl,--wrap=ncclMemAlloc -Wl,--wrap=ncclMemFree -Wl,--wrap=cudaSetDevice
+tests_lib_mem_tap_LDADD = $(LIB_TEST_LINK)
 
 tests_lib_dlpack_tap_SOURCES = tests/lib_dlpack.c $(LIB_TEST_MOCK)
 tests_lib_dlpack_tap_CFLAGS = $(LIB_TEST_CF)

@@ -274,6 +274,98 @@ static void test_init_in_group_alloc_failure(void **state) {
   fail_msg("the init never completed without an injected failure");
 }
 
+/* Allocation-failure loop over a 2-rank blocking init inside a group, with
+ * the failure injected into the last rank's init, which builds the clique.
+ * Asking ncclCommGetAsyncError inside the group does not use the failure
+ * up: ncclGroupEnd still reports it, and the comms keep saying it after. */
+static void test_init_in_group_async_error_alloc_failure(void **state) {
+  bool clique_failed = false;
+  /* Where rank 1's call itself fails, rank 0 waits for it at ncclGroupEnd
+   * until NCCLSIM_TIMEOUT: keep that short. */
+  ncclsimParamSet("TIMEOUT", "0.2");
+  for (uint64_t n = 1; n < 200; n++) {
+    ncclUniqueId id;
+    ncclGetUniqueId(&id);
+    ncclComm_t comms[2] = {NULL, NULL};
+    assert_int_equal(ncclGroupStart(), ncclSuccess);
+    assert_int_equal(ncclCommInitRank(&comms[0], 2, id, 0), ncclSuccess);
+    ncclsimAllocFailAfter(n);
+    ncclResult_t r = ncclCommInitRank(&comms[1], 2, id, 1);
+    bool reached = ncclsimAllocFailAfter(0) >= n;
+    ncclResult_t ae[2] = {ncclSuccess, ncclSuccess};
+    if (r == ncclSuccess)
+      for (int k = 0; k < 2; k++) assert_int_equal(ncclCommGetAsyncError(comms[k], &ae[k]), ncclSuccess);
+    ncclResult_t e = ncclGroupEnd();
+    if (r != ncclSuccess) { /* the call itself failed: rank 0 waited alone */
+      assert_int_equal(r, ncclSystemError);
+      assert_int_not_equal(e, ncclSuccess);
+      assert_null(comms[1]);
+      assert_int_equal(ncclCommDestroy(comms[0]), ncclSuccess);
+      continue;
+    }
+    assert_int_equal(ae[0], ae[1]);
+    if (ae[0] != ncclSuccess) {
+      clique_failed = true;
+      assert_int_equal(ae[0], ncclSystemError);
+      assert_int_equal(e, ncclSystemError);
+      for (int k = 0; k < 2; k++) {
+        assert_int_equal(ncclCommGetAsyncError(comms[k], &ae[k]), ncclSuccess);
+        assert_int_equal(ae[k], ncclSystemError);
+      }
+    } else {
+      assert_int_equal(e, ncclSuccess);
+      assert_rank_of(comms[1], 1, 2);
+    }
+    destroy_all(comms, 2);
+    if (!reached) {
+      ncclsimParamSet("TIMEOUT", NULL);
+      assert_true(clique_failed);
+      return;
+    }
+  }
+  fail_msg("the init never completed without an injected failure");
+}
+
+/* The same failure on non-blocking comms: every ncclCommGetAsyncError
+ * after the failed clique creation says it, not only the first. */
+static void test_nonblocking_init_alloc_failure_keeps_error(void **state) {
+  bool clique_failed = false;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclsimParamSet("TIMEOUT", "0.2");
+  for (uint64_t n = 1; n < 200; n++) {
+    ncclUniqueId id;
+    ncclGetUniqueId(&id);
+    ncclComm_t comms[2] = {NULL, NULL};
+    assert_int_equal(ncclCommInitRankConfig(&comms[0], 2, id, 0, &config), ncclInProgress);
+    ncclsimAllocFailAfter(n);
+    ncclResult_t r = ncclCommInitRankConfig(&comms[1], 2, id, 1, &config);
+    bool reached = ncclsimAllocFailAfter(0) >= n;
+    if (comms[1] == NULL) { /* the call failed before joining: rank 0 times out */
+      assert_int_equal(r, ncclSystemError);
+      assert_int_equal(ncclCommDestroy(comms[0]), ncclSuccess);
+      continue;
+    }
+    for (int k = 0; k < 2; k++)
+      for (int again = 0; again < 2; again++) {
+        ncclResult_t ae = ncclInProgress;
+        assert_int_equal(ncclCommGetAsyncError(comms[k], &ae), ncclSuccess);
+        assert_int_equal(ae, r);
+      }
+    if (r != ncclSuccess) {
+      assert_int_equal(r, ncclSystemError);
+      clique_failed = true;
+    }
+    destroy_all(comms, 2);
+    if (!reached) {
+      ncclsimParamSet("TIMEOUT", NULL);
+      assert_true(clique_failed);
+      return;
+    }
+  }
+  fail_msg("the init never completed without an injected failure");
+}
+
 static void test_init_all(void **state) {
   ncclComm_t comms[2];
   int ndev = 0;
@@ -1017,6 +1109,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_init_scalable),
       cmocka_unit_test(test_init_error_fails_group),
       cmocka_unit_test(test_init_in_group_alloc_failure),
+      cmocka_unit_test(test_init_in_group_async_error_alloc_failure),
+      cmocka_unit_test(test_nonblocking_init_alloc_failure_keeps_error),
       cmocka_unit_test(test_init_all),
       cmocka_unit_test(test_split_arguments),
       cmocka_unit_test(test_split_threads),

@@ -962,10 +962,8 @@ static void test_event_args(void **state) {
   assert_int_equal(cudaEventSynchronize(e), cudaSuccess);
   assert_int_equal(cudaEventElapsedTime(&ms, e, e), cudaSuccess);
   assert_true(ms == 0.0f);
-  /* Reached already: nothing to wait for, nothing queued. (The event can
-   * complete a moment before its stream counts the record done, hence the
-   * synchronize first.) */
-  assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+  /* Reached already: nothing to wait for, nothing queued (and the stream
+   * counted the record done when the event completed). */
   assert_int_equal(cudaStreamWaitEvent(0, e, 0), cudaSuccess);
   assert_int_equal(cudaStreamQuery(0), cudaSuccess);
   cudaEvent_t u;
@@ -1085,12 +1083,65 @@ static void test_event_rerecord(void **state) {
   gate_destroy(&g);
 }
 
+/* An event recorded last on a stream and the stream itself agree, in
+ * every order a host thread can look: once cudaEventSynchronize (or a
+ * successful cudaEventQuery) says the event is complete, cudaStreamQuery
+ * says the stream is idle; once cudaStreamQuery or cudaStreamSynchronize
+ * says the stream is idle, the event is complete. The stream's worker is
+ * still finishing the record when the host first sees either, so the loop
+ * runs many times to meet that moment. */
+static void test_event_and_stream_agree(void **state) {
+  (void)state;
+  enum { ROUNDS = 100000 };
+  cudaStream_t s;
+  cudaEvent_t e;
+  char *buf;
+  assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  assert_int_equal(cudaEventCreate(&e), cudaSuccess);
+  assert_int_equal(cudaMalloc((void **)&buf, 64), cudaSuccess);
+  /* A waiter that spins rather than sleeps sees the record complete at
+   * once, while the worker may still be finishing it. */
+  assert_int_equal(ncclsimParamSet("SPIN", "1000000"), ncclSuccess);
+  for (int i = 0; i < ROUNDS; i++) {
+    assert_int_equal(cudaMemsetAsync(buf, i, 64, s), cudaSuccess);
+    assert_int_equal(cudaEventRecord(e, s), cudaSuccess);
+    cudaError_t q;
+    switch (i % 4) {
+      case 0:
+        assert_int_equal(cudaEventSynchronize(e), cudaSuccess);
+        if ((q = cudaStreamQuery(s)) != cudaSuccess)
+          fail_msg("round %d: cudaStreamQuery after cudaEventSynchronize says %s", i, cudaGetErrorName(q));
+        break;
+      case 1:
+        while (cudaEventQuery(e) == cudaErrorNotReady) sched_yield();
+        if ((q = cudaStreamQuery(s)) != cudaSuccess)
+          fail_msg("round %d: cudaStreamQuery after cudaEventQuery's success says %s", i, cudaGetErrorName(q));
+        break;
+      case 2:
+        while (cudaStreamQuery(s) == cudaErrorNotReady) sched_yield();
+        if ((q = cudaEventQuery(e)) != cudaSuccess)
+          fail_msg("round %d: cudaEventQuery after cudaStreamQuery's success says %s", i, cudaGetErrorName(q));
+        break;
+      default:
+        assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+        if ((q = cudaEventQuery(e)) != cudaSuccess)
+          fail_msg("round %d: cudaEventQuery after cudaStreamSynchronize says %s", i, cudaGetErrorName(q));
+        break;
+    }
+  }
+  assert_int_equal(ncclsimParamSet("SPIN", NULL), ncclSuccess);
+  assert_int_equal(cudaFree(buf), cudaSuccess);
+  assert_int_equal(cudaEventDestroy(e), cudaSuccess);
+  assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
+}
+
 /* Whatever a failed test left behind: parameters, fault injection, the
  * current device, the last error. */
 static int reset(void **state) {
   (void)state;
   ncclsimAllocFailAfter(0);
   ncclsimParamSet("STACK_KB", NULL);
+  ncclsimParamSet("SPIN", NULL);
   ncclsimParamSet("DEVICES", NULL);
   ncclsimParamSet("DEVICE_MEM", NULL);
   cudaSetDevice(0);
@@ -1126,6 +1177,7 @@ int main(void) {
       T(test_event_args),
       T(test_event_pending),
       T(test_event_rerecord),
+      T(test_event_and_stream_agree),
   };
   return cmocka_run_group_tests_name("sim_cuda", tests, NULL, NULL);
 }

@@ -12,6 +12,11 @@
  * writes its stderr to a file the parent checks; the others set the
  * parameters with ncclsimParamSet in this process.
  */
+#include "config.h" /* _GNU_SOURCE: unshare */
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,7 +147,7 @@ static char *log_in_child(const char *level, const char *subsys, pid_t *pid) {
 /* Lines start "host:pid:tid [device] NCCLSIM LEVEL", host cut at its first
  * dot (as NCCL does); the child's only thread has tid == pid. */
 static void line_start(char *buf, size_t n, pid_t pid, const char *lvl) {
-  char host[64];
+  char host[HOST_NAME_MAX + 1];
   assert_int_equal(gethostname(host, sizeof host), 0);
   host[sizeof host - 1] = 0;
   char *dot = strchr(host, '.');
@@ -340,6 +345,47 @@ static void test_log_param_set_race(void **state) {
     *nl = 0;
     if (!strstr(line, " NCCLSIM INFO race ")) fail_msg("unexpected line: %s", line);
   }
+
+/* A host name as long as Linux allows (HOST_NAME_MAX, 64) is printed
+ * whole, not replaced by "localhost". The child sets it in a UTS namespace
+ * of its own; where that is not permitted (not root) the test skips. */
+static void test_log_long_hostname(void **state) {
+  (void)state;
+  char name[HOST_NAME_MAX + 1];
+  int len = snprintf(name, sizeof name, "n4c-long-host-name");
+  for (; len < HOST_NAME_MAX; len++) name[len] = (char)('0' + len % 10);
+  name[len] = 0;
+  capture c;
+  capture_start(&c, 2);
+  fflush(stdout);
+  pid_t p = fork();
+  if (p == 0) {
+    if (unshare(CLONE_NEWUTS) != 0 || sethostname(name, strlen(name)) != 0) {
+      fprintf(stderr, "cannot set a host name in a UTS namespace of its own: %s", strerror(errno));
+      fflush(stderr);
+      _exit(77);
+    }
+    setenv("NCCLSIM_DEBUG", "WARN", 1);
+    unsetenv("NCCLSIM_DEBUG_SUBSYS");
+    int rc = child_logs();
+    fflush(stderr);
+    exit(rc);
+  }
+  int status = 0;
+  assert_true(p > 0);
+  assert_int_equal(waitpid(p, &status, 0), p);
+  char *out = capture_end(&c);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+    print_message("skipped: %s\n", out);
+    free(out);
+    skip();
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail_msg("log child failed, status 0x%x; it printed:\n%s", status, out);
+  char want[HOST_NAME_MAX + 128];
+  snprintf(want, sizeof want, "%s:%d:%d [3] NCCLSIM WARN w-init 1\n", name, (int)p, (int)p);
+  assert_contains(out, want);
+  assert_lacks(out, "localhost");
   free(out);
 }
 
@@ -594,6 +640,8 @@ int main(void) {
       cmocka_unit_test(test_log_unknown_level),
       cmocka_unit_test(test_log_param_set),
       cmocka_unit_test(test_log_param_set_race),
+
+      cmocka_unit_test(test_log_long_hostname),
       cmocka_unit_test(test_log_long_warning),
       cmocka_unit_test(test_param_environment),
       cmocka_unit_test(test_param_numbers),

@@ -68,16 +68,27 @@ ncclResult_t sim_config_check(const ncclConfig_t *config, const char *op) {
   return ncclSuccess;
 }
 
+/* Marks comm's init failed with res, which stays its async error: every
+ * later look (ncclCommGetAsyncError, ncclGroupEnd's wait) reports it, not
+ * only the first to leave the round. */
+static void init_failed(ncclComm_t comm, ncclResult_t res) {
+  int none = ncclSuccess;
+  atomic_compare_exchange_strong(&comm->async_error, &none, (int)res);
+  atomic_store(&comm->state, SIM_COMM_FAILED);
+}
+
 /* The round's completion: the last rank to arrive builds the clique. */
 static ncclResult_t build(sim_rv *rv, void *arg) {
   int n = sim_rv_nranks(rv);
   ncclComm_t *comms = sim_calloc((size_t)n, sizeof *comms);
-  if (!comms) return ncclSystemError;
-  for (int r = 0; r < n; r++) comms[r] = *(ncclComm_t *)sim_rv_slot(rv, r);
-  ncclResult_t res = sim_clique_create(comms, n, sim_rv_key(rv));
+  ncclResult_t res = ncclSystemError;
+  if (comms) {
+    for (int r = 0; r < n; r++) comms[r] = *(ncclComm_t *)sim_rv_slot(rv, r);
+    res = sim_clique_create(comms, n, sim_rv_key(rv));
+    sim_free(comms);
+  }
   if (res != ncclSuccess)
-    for (int r = 0; r < n; r++) atomic_store(&comms[r]->state, SIM_COMM_FAILED);
-  sim_free(comms);
+    for (int r = 0; r < n; r++) init_failed(*(ncclComm_t *)sim_rv_slot(rv, r), res);
   return res;
 }
 
@@ -93,11 +104,21 @@ static ncclResult_t post(ncclComm_t comm, uint64_t key) {
   return ncclSuccess;
 }
 
+/* How an init that has left its round ended: the failure it recorded, or
+ * success. */
+static ncclResult_t settled(ncclComm_t comm) {
+  if (atomic_load(&comm->state) != SIM_COMM_FAILED) return ncclSuccess;
+  ncclResult_t res = (ncclResult_t)atomic_load(&comm->async_error);
+  /* init_failed and sim_comm_fail record a failure before the state. */
+  return ALWAYS(res != ncclSuccess) ? res : ncclInternalError;
+}
+
 /* Detaches comm from its round: the round's result if it completed, else
- * ncclInProgress after withdrawing. Caller holds the table's lock. */
+ * ncclInProgress after withdrawing. Once detached, the result it settled
+ * on. Caller holds the table's lock. */
 static ncclResult_t leave(ncclComm_t comm) {
   sim_rv *rv = comm->init_rv;
-  if (!rv) return ncclSuccess; /* not joining: already settled */
+  if (!rv) return settled(comm); /* not joining: already settled */
   comm->init_rv = NULL;
   return sim_rv_leave_locked(&table, rv, comm->rank);
 }
@@ -119,20 +140,21 @@ static void report_missing(ncclComm_t comm, sim_rv *rv) {
                 (unsigned long long)sim_rv_key(rv));
 }
 
-/* Non-blocking progress: ncclSuccess once complete, ncclInProgress before,
- * ncclTimeout past the deadline (the rank then withdraws). */
+/* Non-blocking progress: the round's result once complete (and again at
+ * every later call), ncclInProgress before, ncclTimeout past the deadline
+ * (the rank then withdraws). */
 static ncclResult_t poll_init(ncclComm_t comm) {
   sim_rv_lock(&table);
   sim_rv *rv = comm->init_rv;
-  ncclResult_t res = ncclSuccess;
-  if (rv && sim_rv_done(rv)) {
+  ncclResult_t res;
+  if (!rv || sim_rv_done(rv)) {
     res = leave(comm);
-  } else if (rv && sim_now_ns() >= sim_rv_deadline(rv)) {
+  } else if (sim_now_ns() >= sim_rv_deadline(rv)) {
     report_missing(comm, rv);
     leave(comm);
     atomic_store(&comm->state, SIM_COMM_FAILED);
     res = ncclTimeout;
-  } else if (rv) {
+  } else {
     res = ncclInProgress;
   }
   sim_rv_unlock(&table);

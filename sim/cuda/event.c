@@ -1,9 +1,10 @@
 /*
  * sim/cuda/event.c — events: positions in a stream's queue.
  *
- * Recording enqueues a marker op; when the stream reaches it, the event's
- * completed generation catches up with the recorded one and its time is
- * taken. Like streams, event objects are pooled, never unmapped.
+ * Recording enqueues a marker (cuda_internal.h); when the stream reaches
+ * it, the event's completed generation catches up with the recorded one
+ * and its time is taken, in the same step as the stream counts the record
+ * done. Like streams, event objects are pooled, never unmapped.
  */
 #include "cuda_internal.h"
 
@@ -15,6 +16,7 @@ struct CUevent_st {
   _Atomic uint64_t recorded;  /* generation of the last record call */
   _Atomic uint64_t completed; /* generation the stream has reached */
   _Atomic uint64_t time_ns;   /* when `completed` was reached */
+  pthread_mutex_t lock;       /* orders completions from several streams */
   sim_waitq wq;
   struct CUevent_st *next_all;
 };
@@ -46,6 +48,7 @@ SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned int fl
       pthread_mutex_unlock(&events_lock);
       return sim_cuda_error(cudaErrorMemoryAllocation);
     }
+    pthread_mutex_init(&e->lock, NULL);
     e->next_all = all_events;
     all_events = e;
   }
@@ -73,25 +76,26 @@ SIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t h) {
 }
 
 typedef struct {
-  sim_op op;
+  sim_marker m;
   struct CUevent_st *e;
   uint64_t gen;
 } record_op;
 
-static cudaError_t record_run(sim_op *op, cudaError_t err) {
-  record_op *r = (record_op *)op;
+/* Runs under the stream's lock (sim_marker): takes the event's own lock,
+ * never events_lock, which cudaEventRecord holds while it enqueues. */
+static void record_mark(sim_marker *m) {
+  record_op *r = (record_op *)m;
   uint64_t now = sim_now_ns();
   /* Records on two streams may complete out of order; an earlier one
    * completing late must not move the event's time (or state) back. The
    * time is stored before the generation that publishes it. */
-  pthread_mutex_lock(&events_lock);
+  pthread_mutex_lock(&r->e->lock);
   if (atomic_load(&r->e->completed) < r->gen) {
     atomic_store(&r->e->time_ns, now);
     atomic_store(&r->e->completed, r->gen);
   }
-  pthread_mutex_unlock(&events_lock);
+  pthread_mutex_unlock(&r->e->lock);
   sim_waitq_wake(&r->e->wq);
-  return cudaSuccess;
 }
 
 static void op_free(sim_op *op) { sim_free(op); }
@@ -104,9 +108,9 @@ SIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh) {
   if (!s) return sim_cuda_error(err);
   record_op *r = sim_calloc(1, sizeof *r);
   if (!r) return sim_cuda_error(cudaErrorMemoryAllocation);
-  r->op.run = record_run;
-  r->op.release = op_free;
-  r->op.what = "cudaEventRecord";
+  r->m.mark = record_mark;
+  r->m.op.release = op_free;
+  r->m.op.what = "cudaEventRecord";
   r->e = e;
   /* Under events_lock, so that a record the stream refuses (its worker
    * cannot start) is taken back before anyone else records: the event keeps
@@ -114,7 +118,7 @@ SIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh) {
    * runs. */
   pthread_mutex_lock(&events_lock);
   r->gen = atomic_fetch_add(&e->recorded, 1) + 1;
-  err = sim_stream_enqueue(s, &r->op);
+  err = sim_stream_enqueue_marker(s, &r->m);
   if (err != cudaSuccess) atomic_fetch_sub(&e->recorded, 1);
   pthread_mutex_unlock(&events_lock);
   if (err != cudaSuccess) sim_free(r);

@@ -25,7 +25,7 @@ struct CUstream_st {
   int device;
   unsigned flags;
   bool is_default;
-  pthread_mutex_t lock; /* guards head, tail, running, started */
+  pthread_mutex_t lock; /* guards head, tail, running, started, and a marker's count */
   sim_op *head, *tail;
   sim_op *running; /* the op the worker runs, until its release */
   _Atomic uint64_t enqueued, completed;
@@ -48,6 +48,13 @@ static bool has_work(void *arg) {
   return atomic_load_explicit(&s->enqueued, memory_order_acquire) !=
              atomic_load_explicit(&s->completed, memory_order_relaxed) ||
          atomic_load(&s->stop);
+}
+
+/* A marker has nothing to run; the worker publishes it (below). */
+static cudaError_t marker_run(sim_op *op, cudaError_t err) {
+  (void)op;
+  (void)err;
+  return cudaSuccess;
 }
 
 static void *worker_main(void *arg) {
@@ -77,11 +84,22 @@ static void *worker_main(void *arg) {
                cudaGetErrorName(e));
       atomic_store(&s->err, e);
     }
-    pthread_mutex_lock(&s->lock); /* a deadlock check may be reading it */
+    pthread_mutex_lock(&s->lock); /* a deadlock check may be reading `running` */
     s->running = NULL;
-    pthread_mutex_unlock(&s->lock);
-    op->release(op);
-    atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+    if (op->run == marker_run) {
+      /* What the marker publishes and the count that says the stream got
+       * past it change together, under the lock cudaStreamQuery reads
+       * under: an event seen complete means the stream seen past its
+       * record, and back. */
+      ((sim_marker *)op)->mark((sim_marker *)op);
+      op->release(op);
+      atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+      pthread_mutex_unlock(&s->lock);
+    } else {
+      pthread_mutex_unlock(&s->lock);
+      op->release(op);
+      atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+    }
     sim_waitq_wake(&s->done_wq);
   }
 }
@@ -223,6 +241,11 @@ cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
   return cudaSuccess;
 }
 
+cudaError_t sim_stream_enqueue_marker(sim_stream *s, sim_marker *m) {
+  m->op.run = marker_run;
+  return sim_stream_enqueue(s, &m->op);
+}
+
 typedef struct {
   sim_stream *s;
   uint64_t target;
@@ -321,7 +344,11 @@ SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
   cudaError_t err;
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
-  if (atomic_load(&s->completed) != atomic_load(&s->enqueued)) return cudaErrorNotReady;
+  /* Under the lock, as a marker is counted (worker_main). */
+  pthread_mutex_lock(&s->lock);
+  bool idle = atomic_load(&s->completed) == atomic_load(&s->enqueued);
+  pthread_mutex_unlock(&s->lock);
+  if (!idle) return cudaErrorNotReady;
   return sim_cuda_error((cudaError_t)atomic_exchange(&s->err, cudaSuccess));
 }
 

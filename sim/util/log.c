@@ -10,6 +10,10 @@
  * is also kept as the calling thread's last error text, which
  * ncclGetLastError returns, whether printed or not.
  */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +25,10 @@
 #include "../sim.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char host[64];
+#ifndef HOST_NAME_MAX
+#define HOST_NAME_MAX 255 /* POSIX's _POSIX_HOST_NAME_MAX is 255 */
+#endif
+static char host[HOST_NAME_MAX + 1]; /* a name of HOST_NAME_MAX and its NUL */
 static _Thread_local char last[1024];
 
 double sim_log_level_value(const char *text) {
@@ -48,8 +55,12 @@ double sim_log_subsys_value(const char *text) {
 }
 
 static void init(void) {
-  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "localhost");
+  /* Every name fits. Were one longer anyway, gethostname fails with
+   * ENAMETOOLONG having copied what fits (glibc), maybe without the NUL:
+   * print that much rather than a made-up name. */
+  if (gethostname(host, sizeof host) != 0 && errno != ENAMETOOLONG) host[0] = 0;
   host[sizeof host - 1] = 0;
+  if (!host[0]) snprintf(host, sizeof host, "localhost");
   char *dot = strchr(host, '.');
   if (dot) *dot = 0;
 }
