@@ -51,6 +51,9 @@ typedef struct case_ctx {
   int ndevices; /* cudaGetDeviceCount */
   ncclUniqueId id; /* made once per case, the same on every rank */
   bool verbose;
+  /* The case runs in a process that earlier cases used (--mpi, --no-fork):
+   * what NCCL reads once per process (its NCCL_* variables) is read. */
+  bool shared_process;
 
   /* The runner's; cases do not touch these. */
   const struct launch_ops *launch;
