@@ -436,8 +436,9 @@ static inline const _Atomic int *sim_clique_cancel(sim_clique *c) { return &c->a
 
 /* ------------------------------------------------------------------------
  * The engine (core/): tasks and their launch on streams (core/task.c),
- * groups (core/group.c), rendezvous (core/rendezvous.c), and failure
- * records with the pending-operation dump (core/fail.c).
+ * groups (core/group.c), rendezvous (core/rendezvous.c), first-use
+ * connections (core/connect.c), and failure records with the
+ * pending-operation dump (core/fail.c).
  *
  * Tasks and groups. Area code fills a task and calls sim_task_submit(); the
  * task machinery handles groups, streams, timeouts and reference counting
