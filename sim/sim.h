@@ -84,12 +84,10 @@ void sim_log(sim_log_level level, unsigned subsys, const char *file, int line, c
 #define SIM_WARN(sub, ...) sim_log(SIM_LOG_WARN, (sub), __FILE__, __LINE__, __VA_ARGS__)
 #define SIM_INFO(sub, ...) sim_log(SIM_LOG_INFO, (sub), __FILE__, __LINE__, __VA_ARGS__)
 #define SIM_TRACE(sub, ...) sim_log(SIM_LOG_TRACE, (sub), __FILE__, __LINE__, __VA_ARGS__)
-/* The values of NCCLSIM_DEBUG (a sim_log_level) and NCCLSIM_DEBUG_SUBSYS (a
- * mask), for util/param.c. Any text is accepted, as NCCL does: an unknown
- * level prints nothing, unknown subsystem names are ignored, an empty list
- * means ALL. */
-double sim_log_level_value(const char *text);
-double sim_log_subsys_value(const char *text);
+/* NCCLSIM_DEBUG's value is a sim_log_level, NCCLSIM_DEBUG_SUBSYS's a mask
+ * (util/param.c parses them). Any text is accepted, as NCCL does: an
+ * unknown level prints nothing, unknown subsystem names are ignored, an
+ * empty list means ALL. */
 /* Thread's last warning text ("" if none). */
 const char *sim_last_warning(void);
 void sim_clear_warning(void);

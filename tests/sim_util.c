@@ -345,6 +345,8 @@ static void test_log_param_set_race(void **state) {
     *nl = 0;
     if (!strstr(line, " NCCLSIM INFO race ")) fail_msg("unexpected line: %s", line);
   }
+  free(out);
+}
 
 /* A host name as long as Linux allows (HOST_NAME_MAX, 64) is printed
  * whole, not replaced by "localhost". The child sets it in a UTS namespace
@@ -638,10 +640,10 @@ int main(void) {
       cmocka_unit_test(test_log_info),
       cmocka_unit_test(test_log_trace_subsys),
       cmocka_unit_test(test_log_unknown_level),
+      /* Before anything logs in this process: the host name is read once. */
+      cmocka_unit_test(test_log_long_hostname),
       cmocka_unit_test(test_log_param_set),
       cmocka_unit_test(test_log_param_set_race),
-
-      cmocka_unit_test(test_log_long_hostname),
       cmocka_unit_test(test_log_long_warning),
       cmocka_unit_test(test_param_environment),
       cmocka_unit_test(test_param_numbers),

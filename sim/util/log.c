@@ -31,29 +31,6 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char host[HOST_NAME_MAX + 1]; /* a name of HOST_NAME_MAX and its NUL */
 static _Thread_local char last[1024];
 
-double sim_log_level_value(const char *text) {
-  if (!strcasecmp(text, "WARN")) return SIM_LOG_WARN;
-  if (!strcasecmp(text, "INFO")) return SIM_LOG_INFO;
-  if (!strcasecmp(text, "TRACE")) return SIM_LOG_TRACE;
-  return SIM_LOG_NONE;
-}
-
-double sim_log_subsys_value(const char *text) {
-  static const struct { const char *name; unsigned bit; } names[] = {
-      {"INIT", SIM_INIT}, {"ALLOC", SIM_ALLOC}, {"STREAM", SIM_STREAM}, {"P2P", SIM_P2P},
-      {"COLL", SIM_COLL}, {"RMA", SIM_RMA},     {"DEV", SIM_DEV},       {"ALL", SIM_ALL}};
-  unsigned mask = 0;
-  if (!*text) return (unsigned)SIM_ALL;
-  for (const char *p = text; *p;) {
-    size_t n = strcspn(p, ",");
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-      if (strlen(names[i].name) == n && !strncasecmp(p, names[i].name, n)) mask |= names[i].bit;
-    p += n;
-    if (*p) p++;
-  }
-  return mask;
-}
-
 static void init(void) {
   /* Every name fits. Were one longer anyway, gethostname fails with
    * ENAMETOOLONG having copied what fits (glibc), maybe without the NUL:

@@ -42,6 +42,31 @@ static _Atomic int cached[SIM_P_COUNT];
 static _Atomic double values[SIM_P_COUNT];
 static const char *_Atomic texts[SIM_P_COUNT];
 
+/* NCCLSIM_DEBUG: a level name (anything else: none); NCCLSIM_DEBUG_SUBSYS:
+ * a comma-separated mask (unknown names ignored, empty: all). */
+static double log_level_value(const char *text) {
+  if (!strcasecmp(text, "WARN")) return SIM_LOG_WARN;
+  if (!strcasecmp(text, "INFO")) return SIM_LOG_INFO;
+  if (!strcasecmp(text, "TRACE")) return SIM_LOG_TRACE;
+  return SIM_LOG_NONE;
+}
+
+static double log_subsys_value(const char *text) {
+  static const struct { const char *name; unsigned bit; } names[] = {
+      {"INIT", SIM_INIT}, {"ALLOC", SIM_ALLOC}, {"STREAM", SIM_STREAM}, {"P2P", SIM_P2P},
+      {"COLL", SIM_COLL}, {"RMA", SIM_RMA},     {"DEV", SIM_DEV},       {"ALL", SIM_ALL}};
+  unsigned mask = 0;
+  if (!*text) return (unsigned)SIM_ALL;
+  for (const char *p = text; *p;) {
+    size_t n = strcspn(p, ",");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+      if (strlen(names[i].name) == n && !strncasecmp(p, names[i].name, n)) mask |= names[i].bit;
+    p += n;
+    if (*p) p++;
+  }
+  return mask;
+}
+
 /* GIN type names map to their ncclGinType_t value; -1 if unknown. */
 static int gin_value(const char *s) {
   static const struct { const char *name; int v; } names[] = {
@@ -75,11 +100,11 @@ static bool parse(sim_param_id id, const char *text, double *out) {
   if (id == SIM_P_FAULT) return parse_fault(text, out);
   /* The logging parameters accept any text (util/log.c decides). */
   if (id == SIM_P_DEBUG) {
-    *out = sim_log_level_value(text);
+    *out = log_level_value(text);
     return true;
   }
   if (id == SIM_P_DEBUG_SUBSYS) {
-    *out = sim_log_subsys_value(text);
+    *out = log_subsys_value(text);
     return true;
   }
   if (is_gin(id)) {
