@@ -42,7 +42,7 @@
   X(LAT_US, "LAT_US", "5", "ncclGroupSimulateEnd model: microseconds of latency per operation")  \
   X(BW_GBS, "BW_GBS", "100", "ncclGroupSimulateEnd model: link bandwidth in GB/s")              \
   X(STACK_KB, "STACK_KB", "256", "stack size of each stream worker thread, in KiB")                \
-  X(STREAM_DEPTH, "STREAM_DEPTH", "1024", "operations a stream holds pending (NCCL operations, async copies, event records); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
+  X(STREAM_DEPTH, "STREAM_DEPTH", "1022", "operations a stream holds pending (NCCL operations, async copies and memsets); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
   X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died") \
   X(DEBUG, "DEBUG", "none", "log level: WARN, INFO or TRACE, NCCL-style lines on stderr; anything else prints nothing") \
   X(DEBUG_SUBSYS, "DEBUG_SUBSYS", "ALL", "comma-separated subsystems logged: INIT, ALLOC, STREAM, P2P, COLL, RMA, DEV, ALL (unknown names ignored; empty: ALL)")
@@ -226,6 +226,9 @@ struct sim_op {
   /* Optional, for the deadlock check of a full stream: the ranks whose
    * calls this op, while it runs, still waits for (sim_block.awaits). */
   int (*awaits)(sim_op *op, sim_rank_ref *out, int max);
+  /* Not counted toward NCCLSIM_STREAM_DEPTH, as CUDA does not bound it
+   * (event records, stream waits on events, host functions). */
+  bool unbounded;
 };
 typedef struct CUstream_st sim_stream;
 /* Resolves a stream handle (0 = the current device's default stream).

@@ -333,6 +333,10 @@ static void test_stream_depth_single_thread(void **state) {
   assert_non_null(strstr(msg, "NCCLSIM_STREAM_DEPTH=4"));
   assert_non_null(strstr(msg, "rank 1 is driven by this same thread"));
   assert_int_equal(cudaMemcpyAsync(b[0], b[0] + 8, 4, cudaMemcpyDeviceToDevice, 0), cudaErrorLaunchFailure);
+  /* Event records are not bounded, as in CUDA: one still goes in. */
+  cudaEvent_t ev;
+  assert_int_equal(cudaEventCreate(&ev), cudaSuccess);
+  assert_int_equal(cudaEventRecord(ev, 0), cudaSuccess);
   /* The four receives still wait: rank 1 sends them, the stream drains. */
   cudaSetDevice(1);
   for (int k = 0; k < 4; k++) assert_int_equal(ncclSend(b[1], 1, ncclInt32, 0, comms[1], 0), ncclSuccess);
@@ -340,6 +344,8 @@ static void test_stream_depth_single_thread(void **state) {
     cudaSetDevice(r);
     assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
   }
+  assert_int_equal(cudaEventQuery(ev), cudaSuccess);
+  cudaEventDestroy(ev);
   ncclsimParamSet("STREAM_DEPTH", NULL);
   for (int r = 0; r < 2; r++) {
     cudaFree(b[r]);

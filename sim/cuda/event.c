@@ -111,6 +111,7 @@ SIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh) {
   r->m.mark = record_mark;
   r->m.op.release = op_free;
   r->m.op.what = "cudaEventRecord";
+  r->m.op.unbounded = true; /* CUDA takes any number (measured) */
   r->e = e;
   /* Under events_lock, so that a record the stream refuses (its worker
    * cannot start) is taken back before anyone else records: the event keeps
@@ -189,6 +190,7 @@ SIM_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t sh, cudaEvent_t h, unsig
   w->op.run = wait_event_run;
   w->op.release = op_free;
   w->op.what = "cudaStreamWaitEvent";
+  w->op.unbounded = true; /* NCCL adds one per operation and still gets ~1021 operations in */
   w->g = (gen_arg){e, gen};
   if ((err = sim_stream_enqueue(s, &w->op)) != cudaSuccess) sim_free(w);
   return sim_cuda_error(err);

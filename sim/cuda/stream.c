@@ -29,6 +29,7 @@ struct CUstream_st {
   sim_op *head, *tail;
   sim_op *running; /* the op the worker runs, until its release */
   _Atomic uint64_t enqueued, completed;
+  _Atomic uint64_t bounded_enqueued, bounded_completed; /* of the ops that count toward the depth */
   _Atomic int err; /* cudaError_t not yet reported by a synchronize */
   _Atomic int stop;
   bool started;
@@ -78,6 +79,7 @@ static void *worker_main(void *arg) {
       return NULL;
     }
     cudaError_t before = (cudaError_t)atomic_load(&s->err);
+    bool bounded = !op->unbounded; /* read now: op goes at its release */
     cudaError_t e = op->run(op, before);
     if (e != cudaSuccess && before == cudaSuccess) {
       SIM_INFO(SIM_STREAM, "stream %p (device %d): %s failed: %s", (void *)s, s->device, op->what,
@@ -100,6 +102,7 @@ static void *worker_main(void *arg) {
       op->release(op);
       atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
     }
+    if (bounded) atomic_fetch_add_explicit(&s->bounded_completed, 1, memory_order_release);
     sim_waitq_wake(&s->done_wq);
   }
 }
@@ -167,16 +170,19 @@ sim_stream *sim_stream_resolve(cudaStream_t h, cudaError_t *err) {
 
 int sim_stream_device(sim_stream *s) { return s->device; }
 
-/* ---- the stream's depth: CUDA's queue of pending work is bounded (about
- * a thousand entries, measured through NCCL 2.30.7 on H200: 1021-1030
- * operations), and an enqueue into a full queue blocks the host thread
- * until the GPU retires one. ---- */
+/* ---- the stream's depth: CUDA's queue of pending work is bounded, and an
+ * enqueue into a full queue blocks the host thread until the GPU retires
+ * one. Measured with CUDA 13 on H100, behind a kernel that does not finish:
+ * 1021 kernels, cudaMemcpyAsync or cudaMemsetAsync go in (1022 pending),
+ * the next blocks; event records and host functions are not bounded (3000
+ * went in). Through NCCL 2.30.7 on H200: 1021 waits, 1022 allreduces, 1030
+ * sends. ---- */
 
 static bool has_room(void *arg) {
   sim_stream *s = arg;
   uint64_t depth = (uint64_t)sim_param_int(SIM_P_STREAM_DEPTH);
-  return atomic_load_explicit(&s->enqueued, memory_order_relaxed) -
-             atomic_load_explicit(&s->completed, memory_order_acquire) <
+  return atomic_load_explicit(&s->bounded_enqueued, memory_order_relaxed) -
+             atomic_load_explicit(&s->bounded_completed, memory_order_acquire) <
          depth;
 }
 
@@ -214,7 +220,7 @@ static cudaError_t wait_room(sim_stream *s, const sim_op *op) {
 
 cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
   op->next = NULL;
-  if (sim_param_int(SIM_P_STREAM_DEPTH) > 0 && !has_room(s)) {
+  if (!op->unbounded && sim_param_int(SIM_P_STREAM_DEPTH) > 0 && !has_room(s)) {
     cudaError_t err = wait_room(s, op);
     if (err != cudaSuccess) return err;
   }
@@ -235,6 +241,7 @@ cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
   if (s->tail) s->tail->next = op;
   else s->head = op;
   s->tail = op;
+  if (!op->unbounded) atomic_fetch_add_explicit(&s->bounded_enqueued, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_release);
   pthread_mutex_unlock(&s->lock);
   sim_waitq_wake(&s->work_wq);
@@ -376,6 +383,7 @@ SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t h, cudaHostFn_t fn, void 
   op->op.run = host_fn_run;
   op->op.release = op_free;
   op->op.what = "cudaLaunchHostFunc";
+  op->op.unbounded = true; /* CUDA takes any number (measured: 3000 behind a blocked kernel) */
   op->fn = fn;
   op->arg = arg;
   if ((err = sim_stream_enqueue(s, &op->op)) != cudaSuccess) sim_free(op);
