@@ -1,7 +1,7 @@
 # examples/local.mk — example programs, built and run by make check (exit 77
 # means skipped). Included by the top Makefile.am; appends only.
 
-# Two ranks allreduce a DLPack tensor, then put_signal into it (issue 7).
+# Two ranks allreduce a DLPack tensor, then put_signal into it.
 check_PROGRAMS += examples/dlpack_allreduce
 TESTS += examples/dlpack_allreduce
 examples_dlpack_allreduce_SOURCES = examples/dlpack_allreduce.c

@@ -1,6 +1,6 @@
 /*
  * fault_alloc.c — SQLite-style allocation-failure loop over nccl4c on
- * ncclsim (issue 9, "Fault injection").
+ * ncclsim.
  *
  * For each operation and each of the two allocation hooks (ncclsim's
  * sim_malloc & co., nccl4c's n4c_malloc), N = 1, 2, ... fails the Nth

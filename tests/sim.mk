@@ -56,7 +56,7 @@ tests_sim_scale_SOURCES = tests/sim_scale.c
 tests_sim_scale_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_scale_LDADD = $(SIM_TEST_LDADD)
 
-# Allocation-failure loop over nccl4c on ncclsim (issue 9): links both
+# Allocation-failure loop over nccl4c on ncclsim: links both
 # convenience libraries, for n4c_test.h and ncclsimAllocFailAfter.
 if BACKEND_SIM
 if HAVE_CMOCKA

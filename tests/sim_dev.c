@@ -89,7 +89,7 @@ static void test_props_bad_args(void **state) {
 }
 
 /* Defaults match what real NCCL reported on one NVLink node without GIN
- * (facts: deviceApiSupport 1, multimem 0, GIN none, one LSA team, host
+ * (real NCCL 2.30 on H200: deviceApiSupport 1, multimem 0, GIN none, one LSA team, host
  * RMA 1), and cudaDev/nvmlDev follow ncclCommInitAll's devlist. */
 static void test_props_defaults(void **state) {
   (void)state;
@@ -343,7 +343,7 @@ static void test_devcomm_bad_resources(void **state) {
   destroy_comms(&c, 1);
 }
 
-/* GIN resources need GIN enabled (facts: "requested GIN resources but did
+/* GIN resources need GIN enabled (real NCCL: "requested GIN resources but did
  * not request GIN to be enabled"), top level or in a resource entry; and
  * enabling GIN needs a GIN type on the ranks (FULL) or a railed one (RAIL). */
 static void test_devcomm_gin_required(void **state) {

@@ -24,7 +24,7 @@
 
 enum { N = 256, COUNT = 256 /* floats per rank: user buffers stay small */ };
 
-/* The budget the issue sets: simulator memory per rank, beyond user buffers. */
+/* The budget: simulator memory per rank, beyond user buffers. */
 #define BUDGET_PER_RANK ((size_t)1 << 20)
 
 /* Sanitizers replace malloc and add shadow memory per thread: the memory
