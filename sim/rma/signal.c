@@ -92,7 +92,9 @@ SIM_EXPORT ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int f
 typedef struct {
   int peer;
   int cnt;
-  uint64_t want; /* `arrived` count that satisfies this descriptor */
+  /* `arrived` count that satisfies this descriptor, set at post; atomic:
+   * the timeout dump and the deadlock check of other threads read it. */
+  _Atomic uint64_t want;
 } wait_desc;
 
 typedef struct {
@@ -107,9 +109,9 @@ static ncclResult_t wait_post(sim_task *base) {
   rma_state *st = rma_of(comm);
   for (int i = 0; i < t->ndesc; i++) {
     wait_desc *d = &t->desc[i];
-    d->want = atomic_fetch_add_explicit(&rma_slot(st, comm->rank, d->peer)->claimed, (uint64_t)d->cnt,
-                                        memory_order_relaxed) +
-              (uint64_t)d->cnt;
+    uint64_t first =
+        atomic_fetch_add_explicit(&rma_slot(st, comm->rank, d->peer)->claimed, (uint64_t)d->cnt, memory_order_relaxed);
+    atomic_store_explicit(&d->want, first + (uint64_t)d->cnt, memory_order_relaxed);
   }
   return ncclSuccess;
 }
@@ -119,7 +121,8 @@ static bool arrived(void *arg) {
   rma_state *st = rma_of(t->base.comm);
   int me = t->base.comm->rank;
   for (int i = 0; i < t->ndesc; i++)
-    if (atomic_load_explicit(&rma_slot(st, me, t->desc[i].peer)->arrived, memory_order_acquire) < t->desc[i].want)
+    if (atomic_load_explicit(&rma_slot(st, me, t->desc[i].peer)->arrived, memory_order_acquire) <
+        atomic_load_explicit(&t->desc[i].want, memory_order_relaxed))
       return false;
   return true;
 }
@@ -142,7 +145,7 @@ static void wait_describe(sim_task *base, char *buf, size_t len) {
   for (int i = 0; i < t->ndesc && n < len; i++) {
     wait_desc *d = &t->desc[i];
     uint64_t got = atomic_load(&rma_slot(st, comm->rank, d->peer)->arrived);
-    uint64_t first = d->want - (uint64_t)d->cnt; /* signals owed to earlier waits */
+    uint64_t first = atomic_load(&d->want) - (uint64_t)d->cnt; /* signals owed to earlier waits */
     uint64_t have = got > first ? got - first : 0;
     if (have > (uint64_t)d->cnt) have = (uint64_t)d->cnt;
     n += (size_t)snprintf(buf + n, len - n, " peer %d: %" PRIu64 " of %d signal(s)%s", d->peer,
@@ -159,7 +162,7 @@ static int wait_awaits(sim_task *base, sim_rank_ref *out, int max) {
   int n = 0;
   for (int i = 0; i < t->ndesc; i++) {
     wait_desc *d = &t->desc[i];
-    if (atomic_load(&rma_slot(st, comm->rank, d->peer)->called) >= d->want) continue;
+    if (atomic_load(&rma_slot(st, comm->rank, d->peer)->called) >= atomic_load(&d->want)) continue;
     if (n == max) return -1;
     out[n++] = (sim_rank_ref){comm->clique, d->peer};
   }
