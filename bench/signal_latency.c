@@ -50,6 +50,7 @@ int main(void) {
 
 static int iters = 100000;
 static ncclComm_t comms[2];
+static ncclComm_t gates[2]; /* a second communicator, for the start signal alone */
 static void *wins_mem[2];
 static ncclWindow_t wins[2];
 static pthread_barrier_t bar;
@@ -76,10 +77,15 @@ static double t_gated; /* per half round trip, host clock, gate included */
 /* Per chunk: both ranks enqueue it behind the gate; rank 0's stream opens
  * with a wait for a start signal that rank 1 sends (from a second stream)
  * once both are done, so the ping-pong is run by the stream workers alone;
- * both then synchronise. The timed part is the ping-pong alone: two events
- * on rank 0's stream, recorded after the start wait and after the chunk's
- * last wait, time each chunk's 2 * chunk_iters half round trips, and the
- * chunks' times add up. The host clock from the start signal to the end
+ * both then synchronise. The start signal goes through a communicator of
+ * its own: NCCL runs the operations of one communicator in the order they
+ * were issued, across streams (each launch waits for the previous one to
+ * complete), so on the ping-pong's communicator rank 1's start signal would
+ * wait for rank 1's chunk, which waits for the start signal (communicators
+ * are not ordered with each other unless NCCL_LAUNCH_ORDER_IMPLICIT is set).
+ * The timed part is the ping-pong alone: two events on rank 0's stream,
+ * recorded after the start wait and after the chunk's last wait, time each
+ * chunk's 2 * chunk_iters half round trips, and the chunks' times add up. The host clock from the start signal to the end
  * of the synchronise is reported too (gated_half_rtt_ns): it adds each
  * chunk's start-signal handoff and wake-up from the synchronise, which
  * the stream clock leaves out. The enqueue cost is reported on its own. */
@@ -93,6 +99,13 @@ static void *nccl_rank(void *arg) {
   for (int e = 0; e < 2; e++) CHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
   ncclWaitSignalDesc_t d = {1, peer, 0, 0};
   char *src = wins_mem[r];
+  /* The gate communicator's first one-sided operation, on both ranks at
+   * once: it sets NCCL's one-sided state up and blocks until every rank
+   * makes its own, so it cannot be rank 0's first start wait, enqueued
+   * before rank 1 could signal. */
+  if (r == 0) CHECK(ncclWaitSignal(1, &d, gates[r], s) == ncclSuccess, "ncclWaitSignal");
+  else CHECK(ncclSignal(peer, 0, 0, 0, gates[r], s2) == ncclSuccess, "ncclSignal");
+  CHECK(cudaStreamSynchronize(r == 0 ? s : s2) == cudaSuccess, "cudaStreamSynchronize");
   for (int warm = 0; warm < 2; warm++) {
     int n = warm ? iters : 1000;
     double enq = 0, run = 0, gated = 0;
@@ -102,7 +115,7 @@ static void *nccl_rank(void *arg) {
       pthread_barrier_wait(&bar);
       double t0 = bench_now();
       if (r == 0) {
-        CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
+        CHECK(ncclWaitSignal(1, &d, gates[r], s) == ncclSuccess, "ncclWaitSignal");
         CHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
       }
       for (int i = 0; i < m; i++) {
@@ -116,7 +129,7 @@ static void *nccl_rank(void *arg) {
       calls += 2 * m + (r == 0 ? 3 : 0);
       pthread_barrier_wait(&bar);
       t0 = bench_now();
-      if (r == 1) CHECK(ncclSignal(peer, 0, 0, 0, comms[r], s2) == ncclSuccess, "ncclSignal");
+      if (r == 1) CHECK(ncclSignal(peer, 0, 0, 0, gates[r], s2) == ncclSuccess, "ncclSignal");
       CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
       gated += bench_now() - t0;
       if (r == 0) {
@@ -186,6 +199,7 @@ int main(int argc, char **argv) {
   CHECK(chunk_iters > 0, "NCCLSIM_STREAM_DEPTH >= 5");
 #endif
   CHECK(ncclCommInitAll(comms, 2, NULL) == ncclSuccess, "ncclCommInitAll");
+  CHECK(ncclCommInitAll(gates, 2, NULL) == ncclSuccess, "ncclCommInitAll");
   for (int r = 0; r < 2; r++) {
     CHECK(cudaSetDevice(r) == cudaSuccess, "cudaSetDevice");
     CHECK(ncclMemAlloc(&wins_mem[r], 4096) == ncclSuccess, "ncclMemAlloc");
@@ -212,6 +226,7 @@ int main(int argc, char **argv) {
     ncclCommWindowDeregister(comms[r], wins[r]);
     ncclMemFree(wins_mem[r]);
     ncclCommDestroy(comms[r]);
+    ncclCommDestroy(gates[r]);
   }
   return 0;
 }
