@@ -72,6 +72,12 @@ static void *rank_main(void *arg) {
       CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
       pthread_barrier_wait(&bar);
       double t0 = bench_now();
+      /* Up to 2000 allreduces per stream: past the stream depth (about a
+       * thousand operations on a GPU) an enqueue blocks until earlier ones
+       * complete, which every other rank's thread, enqueueing the same
+       * allreduces meanwhile, lets them do. The warm-up above is each
+       * rank's first collective, which blocks until every rank makes
+       * its own. */
       for (int i = 0; i < iters; i++) allreduce(via, comm, send, recv, count, dev, s);
       CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
       rank_secs[rank][via] = (bench_now() - t0) / iters;

@@ -25,6 +25,11 @@
 #include "bench.h"
 
 #define CALLS 100000
+/* The call-overhead loop synchronises its stream after this many groups.
+ * It must stay below the stream depth (about 1021-1030 operations on H200
+ * with NCCL 2.30.7; a group on one stream counts as one), or enqueues
+ * block the host inside the timed calls. */
+#define SYNC_EVERY 256
 
 static ncclUniqueId id;
 static pthread_barrier_t bar;
@@ -72,6 +77,9 @@ static void *rank_main(void *arg) {
       CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
       pthread_barrier_wait(&bar);
       double t0 = bench_now();
+      /* Up to 20000 operations per stream: past the stream depth an
+       * enqueue blocks until earlier ones complete, which the peer's
+       * thread, enqueueing the matching half meanwhile, lets them do. */
       for (int i = 0; i < iters; i++) xfer(via, rank, comm, bytes, dev, s);
       CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
       if (rank == 1) secs[via] = (bench_now() - t0) / iters;
@@ -79,11 +87,14 @@ static void *rank_main(void *arg) {
     }
     pthread_barrier_wait(&bar); /* main's memcpy runs while ranks are idle */
   }
-  /* Host-side cost per call: 10^5 grouped 1-byte pairs, raw then nccl4c. */
+  /* Host-side cost per call: 10^5 grouped 1-byte pairs, raw then nccl4c.
+   * Each starts with an untimed pair: the first sends from rank 1 to rank 0
+   * set that direction's connection up, which blocks ncclGroupEnd until
+   * rank 0 joins. */
   for (int via = 0; via < 2; via++) {
     pthread_barrier_wait(&bar);
     double t = 0;
-    for (int i = 0; i < CALLS; i++) {
+    for (int i = -1; i < CALLS; i++) {
       double t0 = bench_now();
       if (via == 0) {
         ncclGroupStart();
@@ -97,8 +108,13 @@ static void *rank_main(void *arg) {
         n4c_comm_recv(comm, &rb, 1 - rank, s);
         n4c_group_end();
       }
+      if (i < 0) {
+        CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+        pthread_barrier_wait(&bar);
+        continue;
+      }
       t += bench_now() - t0;
-      if ((i & 1023) == 1023) cudaStreamSynchronize(s); /* keep the queue short */
+      if (i % SYNC_EVERY == SYNC_EVERY - 1) cudaStreamSynchronize(s); /* keep the queue short */
     }
     CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
     if (rank == 0) call_secs[via] = t / (4.0 * CALLS); /* 4 calls per pair: start, send, recv, end */
@@ -153,7 +169,10 @@ int main(int argc, char **argv) {
   }
   cur_bytes = 0;
   pthread_barrier_wait(&bar);
-  for (int via = 0; via < 2; via++) pthread_barrier_wait(&bar);
+  for (int via = 0; via < 2; via++) {
+    pthread_barrier_wait(&bar);
+    pthread_barrier_wait(&bar); /* the untimed pair is done */
+  }
   for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);

@@ -5,7 +5,15 @@
  *
  * Rank 0 puts `iters` times from its symmetric window into rank 1's, rank 1
  * waits for all of them; the time is from a common start to rank 1's wait
- * completing. Target: ratio >= 0.8 at 64 MiB.
+ * completing. Each size starts with one untimed put and wait (the first
+ * also sets NCCL's one-sided connections up, which blocks rank 0 until
+ * rank 1 joins). Target: ratio >= 0.8 at 64 MiB. On a GPU the windows are
+ * device memory, so the memcpy columns read 0.
+ *
+ * Up to 20000 puts go on rank 0's stream; past the stream depth (about a
+ * thousand operations) an enqueue blocks rank 0's thread until earlier
+ * puts complete, which they do without rank 1's thread (rank 1's wait is
+ * one operation), so the run cannot deadlock.
  *
  * Output: one key=value line per size. Usage: put_bw [max_bytes]
  */
@@ -61,6 +69,14 @@ static void *rank_main(void *arg) {
   for (;;) {
     pthread_barrier_wait(&bar); /* cur and iters set */
     if (!cur) break;
+    ncclWaitSignalDesc_t w = {1, 0, 0, 0}; /* warm-up, untimed */
+    if (r == 0)
+      CHECK(ncclPutSignal(mem[0], cur, ncclUint8, 1, wins[0], max_bytes, 0, 0, 0, comms[0], s) == ncclSuccess,
+            "ncclPutSignal");
+    else
+      CHECK(ncclWaitSignal(1, &w, comms[1], s) == ncclSuccess, "ncclWaitSignal");
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    pthread_barrier_wait(&bar);
     double t0 = bench_now();
     if (r == 0) {
       for (int i = 0; i < iters; i++)
@@ -85,7 +101,9 @@ int main(int argc, char **argv) {
   for (int r = 0; r < 2; r++) {
     CHECK(cudaSetDevice(r) == cudaSuccess, "cudaSetDevice");
     CHECK(ncclMemAlloc((void **)&mem[r], 2 * max_bytes) == ncclSuccess, "ncclMemAlloc");
-    memset(mem[r], r + 1, 2 * max_bytes); /* fault the pages in */
+    /* Touch every page; device memory on a GPU, so not with memset. */
+    CHECK(cudaMemset(mem[r], r + 1, 2 * max_bytes) == cudaSuccess, "cudaMemset");
+    CHECK(cudaDeviceSynchronize() == cudaSuccess, "cudaDeviceSynchronize");
   }
   CHECK(ncclGroupStart() == ncclSuccess, "ncclGroupStart");
   for (int r = 0; r < 2; r++)
@@ -99,18 +117,23 @@ int main(int argc, char **argv) {
   for (size_t b = 1024; b <= max_bytes; b *= 4) {
     cur = b;
     iters = iters_for(b);
-    pthread_barrier_wait(&bar);
-    pthread_barrier_wait(&bar);
-    double put = secs;
+    pthread_barrier_wait(&bar); /* go: warm-up */
+    pthread_barrier_wait(&bar); /* go: timed */
+    pthread_barrier_wait(&bar); /* done */
+    double put = secs, mgbps = 0;
+#ifdef NCCLSIM
+    /* The host's copy limit; only on ncclsim, where the windows are host
+     * memory (on a GPU they are device memory). */
     double t0 = bench_now();
     for (int i = 0; i < iters; i++) {
       memcpy(mem[1] + max_bytes, mem[0], b);
       __asm__ __volatile__("" ::: "memory");
     }
-    double cpy = bench_now() - t0;
-    double gbps = (double)b * iters / put / 1e9, mgbps = (double)b * iters / cpy / 1e9;
+    mgbps = (double)b * iters / (bench_now() - t0) / 1e9;
+#endif
+    double gbps = (double)b * iters / put / 1e9;
     printf("bench=put_bw bytes=%zu iters=%d gbps=%.2f memcpy_gbps=%.2f ratio=%.2f\n", b, iters, gbps, mgbps,
-           gbps / mgbps);
+           mgbps > 0 ? gbps / mgbps : 0);
     fflush(stdout);
   }
   cur = 0;
