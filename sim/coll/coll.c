@@ -507,7 +507,10 @@ static ncclResult_t enqueue(coll_kind kind, const char *fn, const void *send, vo
     SIM_WARN(SIM_COLL, "%s: datatype %d is not a ncclDataType_t", fn, (int)dt);
     return sim_group_error(ncclInvalidArgument);
   }
-  if (kinds[kind].rooted && (res = sim_check_peer(comm, root, fn)) != ncclSuccess) return sim_group_error(res);
+  if (kinds[kind].rooted && (root < 0 || root >= comm->nranks)) {
+    SIM_WARN(SIM_COLL, "%s: root is %d, but the communicator has %d ranks", fn, root, comm->nranks);
+    return sim_group_error(ncclInvalidArgument);
+  }
   sim_redop redop;
   int op_class = (int)op;
   if (kinds[kind].reduces && ((int)op < 0 || (int)op >= ncclNumOps)) {
