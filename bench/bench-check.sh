@@ -1,0 +1,31 @@
+#!/bin/sh
+# make bench-check: every benchmark, briefly, as a smoke run. It fails only
+# when a benchmark crashes, hangs (N4C_BENCH_TIMEOUT seconds, default 300)
+# or prints no key=value line; a slow figure never fails it (performance is
+# judged on the figures, run at full size on a quiet machine). Prints each
+# benchmark's lines, so the ratios stand beside their targets in the log.
+# Run from the top build directory, after make bench.
+limit=${N4C_BENCH_TIMEOUT:-300}
+NCCLSIM_TIMEOUT=${NCCLSIM_TIMEOUT:-120}
+export NCCLSIM_TIMEOUT
+status=0
+run() { # NAME ARGS...
+  name=$1
+  shift
+  out=$(timeout --kill-after=10 "$limit" "./bench/$name" "$@" 2>&1)
+  rc=$?
+  lines=$(printf '%s\n' "$out" | grep -c "^bench=$name .*=")
+  if test $rc -ne 0 || test "$lines" -eq 0; then
+    echo "FAIL: bench/$name $*: exit $rc, $lines key=value line(s)"
+    printf '%s\n' "$out" | sed 's/^/#   /'
+    status=1
+  else
+    echo "ok: bench/$name $*"
+    printf '%s\n' "$out" | grep "^bench=" | sed 's/^/    /'
+  fi
+}
+run signal_latency 2000
+run put_bw 1048576
+run p2p_bw 1048576
+run allreduce_bw 1048576 2,4
+exit $status
