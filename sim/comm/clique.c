@@ -36,6 +36,7 @@ void sim_comm_free(ncclComm_t c) {
 static void clique_free(sim_clique *c, int nareas) {
   while (--nareas >= 0)
     if (areas[nareas]->clique_fini) areas[nareas]->clique_fini(c);
+  sim_trace_clique_fini(c);
   sim_rv_table_fini(&c->splits);
   pthread_mutex_destroy(&c->lock);
   sim_free(c->ranks);
@@ -70,6 +71,7 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
     clique_free(c, i);
     return ncclSystemError;
   }
+  sim_trace_clique_init(c);
   atomic_store(&c->refs, nranks);
   for (int r = 0; r < nranks; r++) {
     ncclComm_t m = comms[r];
