@@ -568,9 +568,9 @@ ncclResult_t sim_check_buffer(ncclComm_t comm, const void *buf, size_t count, nc
  * NCCLSIM_TRACE_RING operations in a ring; with NCCLSIM_TRACE=FILE every
  * operation is also kept for FILE, written at exit. Both in the Chrome
  * Trace Event Format (Perfetto). Settings are read at a clique's creation. */
-/* Registers a new clique (comm/clique.c); no error: without memory the
- * clique has no ring. fini unregisters it before it is freed. */
-void sim_trace_clique_init(sim_clique *c);
+/* Registers a new clique (comm/clique.c): ncclSystemError, nothing left,
+ * out of memory. fini unregisters it before it is freed. */
+ncclResult_t sim_trace_clique_init(sim_clique *c);
 void sim_trace_clique_fini(sim_clique *c);
 /* The host thread launches t (enqueue); a stream worker starts it (before
  * post) and ends it (after wait, or when it was not run). */

@@ -71,7 +71,11 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
     clique_free(c, i);
     return ncclSystemError;
   }
-  sim_trace_clique_init(c);
+  if (sim_trace_clique_init(c) != ncclSuccess) {
+    SIM_WARN(SIM_INIT, "cannot allocate the flight recorder of a %d-rank communicator", nranks);
+    clique_free(c, SIM_AREA_COUNT);
+    return ncclSystemError;
+  }
   atomic_store(&c->refs, nranks);
   for (int r = 0; r < nranks; r++) {
     ncclComm_t m = comms[r];

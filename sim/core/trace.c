@@ -102,7 +102,7 @@ static void at_exit(void) {
 
 static bool param_off(const char *v) { return !v || !v[0] || !strcmp(v, "none"); }
 
-void sim_trace_clique_init(sim_clique *c) {
+ncclResult_t sim_trace_clique_init(sim_clique *c) {
   int64_t cap = sim_param_int(SIM_P_TRACE_RING);
   const char *path = sim_param_text(SIM_P_TRACE);
   bool full = !param_off(path);
@@ -119,14 +119,21 @@ void sim_trace_clique_init(sim_clique *c) {
 #endif
   if (cap < 0) cap = 0;
   trace_clique *tc = sim_calloc(1, sizeof *tc + (size_t)c->nranks * sizeof(rank_ring));
-  if (!tc) return;
+  if (!tc) return ncclSystemError;
   tc->key = c->key;
   tc->nranks = c->nranks;
   tc->full = full;
   tc->cap = (size_t)cap;
   for (int r = 0; r < c->nranks; r++) {
     pthread_mutex_init(&tc->ring[r].lock, NULL);
-    if (cap && !(tc->ring[r].rec = sim_calloc((size_t)cap, sizeof(trace_rec)))) tc->cap = 0;
+    if (cap && !(tc->ring[r].rec = sim_calloc((size_t)cap, sizeof(trace_rec)))) {
+      for (int q = 0; q <= r; q++) {
+        pthread_mutex_destroy(&tc->ring[q].lock);
+        sim_free(tc->ring[q].rec);
+      }
+      sim_free(tc);
+      return ncclSystemError;
+    }
   }
   pthread_mutex_lock(&reg_lock);
   if (!t_base) t_base = sim_now_ns();
@@ -156,6 +163,7 @@ void sim_trace_clique_init(sim_clique *c) {
   }
   pthread_mutex_unlock(&reg_lock);
   c->trace = tc;
+  return ncclSuccess;
 }
 
 void sim_trace_clique_fini(sim_clique *c) {
