@@ -96,6 +96,8 @@ tests_sim_param_dump_SOURCES = tests/sim_param_dump.c
 tests_sim_param_dump_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
 tests_sim_param_dump_LDADD = sim/libncclsim.la
 EXTRA_DIST += tests/readme-params.sh
+# The flight recorder's dumps of tests that fail on purpose (run-test.sh).
+CLEANFILES += tests/flight-*.json
 CLEANFILES += tests/readme-params.dump tests/readme-params.want \
 	tests/readme-params.got tests/readme-params.diff
 
