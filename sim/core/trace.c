@@ -22,6 +22,7 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,6 +36,7 @@ enum { EV_X = 0, EV_ENQ = 1 };
 enum { F_PEER = 1, F_SEQ = 2, F_SEND = 4, F_RECV = 8, F_COLL = 16 };
 
 /* One operation in a ring. */
+
 typedef struct {
   const char *name; /* static: sim_task_ops.name */
   const void *stream;
@@ -45,10 +47,28 @@ typedef struct {
   unsigned flags;
 } trace_rec;
 
+/* An event of the timeline (or of a dump, desc empty). */
+typedef struct {
+  trace_rec r;
+  uint64_t key;
+  int rank, nranks;
+  int ph; /* EV_X, EV_ENQ */
+  char desc[192];
+} trace_ev;
+
+/* The timeline, per rank in chunks: appending never moves what is kept. */
+enum { CHUNK_EVENTS = 1024 };
+typedef struct ev_chunk {
+  struct ev_chunk *next;
+  size_t n;
+  trace_ev ev[CHUNK_EVENTS];
+} ev_chunk;
+
 typedef struct {
   pthread_mutex_t lock;
   uint64_t head; /* records written so far */
   trace_rec *rec;
+  ev_chunk *first, *last; /* its timeline, NCCLSIM_TRACE */
 } rank_ring;
 
 typedef struct trace_clique {
@@ -61,22 +81,13 @@ typedef struct trace_clique {
   rank_ring ring[];
 } trace_clique;
 
-/* An event of the timeline (or of a dump, desc empty). */
-typedef struct {
-  trace_rec r;
-  uint64_t key;
-  int rank, nranks;
-  int ph; /* EV_X, EV_ENQ */
-  char desc[192];
-} trace_ev;
-
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static trace_clique reg_head = {&reg_head, &reg_head, 0, 0, false, 0, 0};
 static uint64_t t_base; /* first clique's creation: time 0 of the files */
 
 static pthread_mutex_t full_lock = PTHREAD_MUTEX_INITIALIZER;
-static trace_ev *full_ev;
-static size_t full_n, full_cap;
+/* Chunks of the cliques destroyed, and of the live ones at a flush. */
+static ev_chunk *full_head, *full_tail;
 static char full_path[1024];
 static bool atexit_set;
 #ifndef HAVE_JANSSON
@@ -93,12 +104,8 @@ static void on_usr1(int sig SIM_UNUSED) {
 
 static bool full_written; /* by sim_trace_flush: at exit, only what came after */
 
-static void at_exit(void) {
-  pthread_mutex_lock(&full_lock);
-  bool more = full_n > 0 || !full_written;
-  pthread_mutex_unlock(&full_lock);
-  if (more) sim_trace_flush();
-}
+static int flush(bool always);
+static void at_exit(void) { flush(false); }
 
 static bool param_off(const char *v) { return !v || !v[0] || !strcmp(v, "none"); }
 
@@ -166,12 +173,30 @@ ncclResult_t sim_trace_clique_init(sim_clique *c) {
   return ncclSuccess;
 }
 
+/* Moves the ranks' timelines to the process's list (full_lock held). */
+static void splice(trace_clique *tc) {
+  for (int r = 0; r < tc->nranks; r++) {
+    rank_ring *rg = &tc->ring[r];
+    pthread_mutex_lock(&rg->lock);
+    if (rg->first) {
+      if (full_tail) full_tail->next = rg->first;
+      else full_head = rg->first;
+      full_tail = rg->last;
+      rg->first = rg->last = NULL;
+    }
+    pthread_mutex_unlock(&rg->lock);
+  }
+}
+
 void sim_trace_clique_fini(sim_clique *c) {
   trace_clique *tc = c->trace;
   if (!tc) return;
   pthread_mutex_lock(&reg_lock);
   tc->prev->next = tc->next;
   tc->next->prev = tc->prev;
+  pthread_mutex_lock(&full_lock);
+  splice(tc);
+  pthread_mutex_unlock(&full_lock);
   pthread_mutex_unlock(&reg_lock);
   for (int r = 0; r < tc->nranks; r++) {
     pthread_mutex_destroy(&tc->ring[r].lock);
@@ -191,20 +216,25 @@ static void fill_rec(trace_rec *r, sim_task *t) {
              (t->conn == SIM_CONN_RECV ? F_RECV : 0) | (t->conn == SIM_CONN_COLL ? F_COLL : 0);
 }
 
-static void full_append(const trace_ev *e) {
-  pthread_mutex_lock(&full_lock);
-  if (full_n == full_cap) {
-    size_t cap = full_cap ? 2 * full_cap : 1024;
-    trace_ev *p = sim_realloc(full_ev, cap * sizeof *p);
-    if (!p) {
-      pthread_mutex_unlock(&full_lock);
+/* Appends to the rank's timeline, under its ring's lock: the lock is
+ * shared only by the threads that drive that rank. */
+static void full_append(trace_clique *tc, const trace_ev *e) {
+  rank_ring *rg = &tc->ring[e->rank];
+  pthread_mutex_lock(&rg->lock);
+  if (!rg->last || rg->last->n == CHUNK_EVENTS) {
+    ev_chunk *k = sim_malloc(sizeof *k);
+    if (!k) {
+      pthread_mutex_unlock(&rg->lock);
       return;
     }
-    full_ev = p;
-    full_cap = cap;
+    k->next = NULL;
+    k->n = 0;
+    if (rg->last) rg->last->next = k;
+    else rg->first = k;
+    rg->last = k;
   }
-  full_ev[full_n++] = *e;
-  pthread_mutex_unlock(&full_lock);
+  rg->last->ev[rg->last->n++] = *e;
+  pthread_mutex_unlock(&rg->lock);
 }
 
 void sim_trace_enqueue(sim_task *t) {
@@ -218,7 +248,7 @@ void sim_trace_enqueue(sim_task *t) {
   e.rank = t->comm->rank;
   e.nranks = tc->nranks;
   e.ph = EV_ENQ;
-  full_append(&e);
+  full_append(tc, &e);
 }
 
 void sim_trace_begin(sim_task *t) {
@@ -270,7 +300,7 @@ void sim_trace_end(sim_task *t) {
   e.nranks = tc->nranks;
   e.ph = EV_X;
   t->ops->describe(t, e.desc, sizeof e.desc);
-  full_append(&e);
+  full_append(tc, &e);
 }
 
 /* ------------------------------------------------------------ writing */
@@ -297,35 +327,84 @@ static const char *result_name(int r) {
   return r < 0 ? "in progress" : r == ncclSuccess ? "ncclSuccess" : ncclGetErrorString((ncclResult_t)r);
 }
 
-static void add_flow(json_t *arr, const char *ph, uint64_t id, int pid, int tid, double ts) {
-  json_t *f = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f}", "name", "match", "cat", "nccl", "ph", ph, "pid", pid,
-                        "tid", tid, "ts", ts);
-  json_object_set_new(f, "id", flow_id(id));
-  if (ph[0] == 'f') json_object_set_new(f, "bp", json_string("e"));
-  json_array_append_new(arr, f);
+/* The file is written an event at a time: a timeline of millions of
+ * operations never becomes one JSON tree. */
+typedef struct {
+  FILE *f;
+  bool first;
+} writer;
+
+static void emit(writer *w, json_t *o) {
+  if (!o) return;
+  fputs(w->first ? "\n" : ",\n", w->f);
+  w->first = false;
+  json_dumpf(o, w->f, JSON_COMPACT);
+  json_decref(o);
 }
 
-/* Writes events ev[0..n) to path; 0 or -1. */
-static int write_events(const char *path, const trace_ev *ev, size_t n, const char *why) {
-  json_t *arr = json_array();
+static void add_flow(writer *w, const char *ph, uint64_t id, int pid, int tid, double ts) {
+  json_t *f = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f}", "name", "match", "cat", "nccl", "ph", ph, "pid", pid,
+                        "tid", tid, "ts", ts);
+  if (!f) return;
+  json_object_set_new(f, "id", flow_id(id));
+  if (ph[0] == 'f') json_object_set_new(f, "bp", json_string("e"));
+  emit(w, f);
+}
+
+/* The events, from an array or from the timeline's chunks. */
+typedef struct {
+  const trace_ev *ev;
+  size_t n, i;
+  const ev_chunk *k;
+} ev_iter;
+
+static const trace_ev *next_ev(ev_iter *it) {
+  if (it->ev) return it->i < it->n ? &it->ev[it->i++] : NULL;
+  while (it->k && it->i == it->k->n) {
+    it->k = it->k->next;
+    it->i = 0;
+  }
+  return it->k ? &it->k->ev[it->i++] : NULL;
+}
+
+/* Grows *a (of *cap elements of size sz) to hold n + 1; false out of memory. */
+static bool grow(void **a, size_t *cap, size_t n, size_t sz) {
+  if (n < *cap) return true;
+  size_t c = *cap ? 2 * *cap : 16;
+  void *p = sim_realloc(*a, c * sz);
+  if (!p) return false;
+  *a = p;
+  *cap = c;
+  return true;
+}
+
+/* Writes the events to path; 0 or -1. */
+static int write_events(const char *path, ev_iter *it, const char *why) {
   uint64_t *keys = NULL;
   track *tracks = NULL;
-  size_t nkeys = 0, ntracks = 0;
-  int rc = -1;
-  if (!arr) return -1;
-  keys = sim_calloc(n + 1, sizeof *keys);
-  tracks = sim_calloc(n + 1, sizeof *tracks);
-  if (!keys || !tracks) goto out;
-  for (size_t i = 0; i < n; i++) {
-    const trace_ev *e = &ev[i];
+  size_t nkeys = 0, ntracks = 0, ckeys = 0, ctracks = 0;
+  writer w = {fopen(path, "w"), true};
+  if (!w.f) return -1;
+  fputs("{\"displayTimeUnit\":\"ns\",", w.f);
+  if (why) {
+    json_t *o = json_pack("{s:s}", "why", why);
+    fputs("\"ncclsim\":", w.f);
+    json_dumpf(o, w.f, JSON_COMPACT);
+    json_decref(o);
+    fputs(",", w.f);
+  }
+  fputs("\"traceEvents\":[", w.f);
+  const trace_ev *e;
+  while ((e = next_ev(it))) {
     size_t p, k;
     for (p = 0; p < nkeys && keys[p] != e->key; p++) continue;
     if (p == nkeys) {
+      if (!grow((void **)&keys, &ckeys, nkeys, sizeof *keys)) break;
       keys[nkeys++] = e->key;
       char name[64];
       snprintf(name, sizeof name, "communicator %016llx (%d ranks)", (unsigned long long)e->key, e->nranks);
-      json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name", "ph", "M",
-                                           "pid", (int)p, "tid", 0, "args", "name", name));
+      emit(&w, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name", "ph", "M", "pid", (int)p, "tid", 0,
+                         "args", "name", name));
     }
     int idx = 0;
     for (k = 0; k < ntracks; k++) {
@@ -336,75 +415,86 @@ static int write_events(const char *path, const trace_ev *ev, size_t n, const ch
     }
     int tid = e->rank * 100 + idx;
     if (k == ntracks) {
+      if (!grow((void **)&tracks, &ctracks, ntracks, sizeof *tracks)) break;
       tracks[ntracks++] = (track){e->key, e->rank, e->r.stream};
       char name[64];
       snprintf(name, sizeof name, "rank %d stream %d", e->rank, idx);
-      json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph", "M",
-                                           "pid", (int)p, "tid", tid, "args", "name", name));
-      json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:i, s:{s:i}}", "name", "thread_sort_index", "ph",
-                                           "M", "pid", (int)p, "tid", tid, "args", "sort_index", tid));
+      emit(&w, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph", "M", "pid", (int)p, "tid",
+                         tid, "args", "name", name));
+      emit(&w, json_pack("{s:s, s:s, s:i, s:i, s:{s:i}}", "name", "thread_sort_index", "ph", "M", "pid", (int)p,
+                         "tid", tid, "args", "sort_index", tid));
     }
     double ts = us(e->r.t0);
     if (e->ph == EV_ENQ) {
-      json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:f}", "name", e->r.name, "cat", "enqueue", "ph", "i",
-                            "s", "t", "pid", (int)p, "tid", tid, "ts", ts);
-      json_array_append_new(arr, o);
+      emit(&w, json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:f}", "name", e->r.name, "cat", "enqueue", "ph", "i", "s",
+                         "t", "pid", (int)p, "tid", tid, "ts", ts));
       continue;
     }
     uint64_t t1 = e->r.t1 ? e->r.t1 : sim_now_ns();
     json_t *args = json_pack("{s:I, s:s}", "bytes", (json_int_t)e->r.bytes, "result", result_name(e->r.result));
-    if (e->r.flags & F_PEER) json_object_set_new(args, "peer", json_integer(e->r.peer));
-    if (e->r.flags & F_SEQ) json_object_set_new(args, "seq", json_integer((json_int_t)e->r.seq));
-    if (e->desc[0]) json_object_set_new(args, "call", json_string(e->desc));
-    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:o}", "name", e->r.name, "cat", "nccl", "ph", "X",
-                          "pid", (int)p, "tid", tid, "ts", ts, "dur", us(t1) - ts > 0 ? us(t1) - ts : 0.001,
-                          "args", args);
-    json_array_append_new(arr, o);
+    if (args && (e->r.flags & F_PEER)) json_object_set_new(args, "peer", json_integer(e->r.peer));
+    if (args && (e->r.flags & F_SEQ)) json_object_set_new(args, "seq", json_integer((json_int_t)e->r.seq));
+    if (args && e->desc[0]) json_object_set_new(args, "call", json_string(e->desc));
+    emit(&w, json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:o}", "name", e->r.name, "cat", "nccl", "ph", "X", "pid",
+                       (int)p, "tid", tid, "ts", ts, "dur", us(t1) - ts > 0 ? us(t1) - ts : 0.001, "args", args));
     if ((e->r.flags & (F_PEER | F_SEQ)) == (F_PEER | F_SEQ) && (e->r.flags & (F_SEND | F_RECV))) {
       bool send = e->r.flags & F_SEND;
       int s = send ? e->rank : e->r.peer, d = send ? e->r.peer : e->rank;
       uint64_t id = mix(mix(mix(mix(e->key, 1), (uint64_t)s), (uint64_t)d), e->r.seq);
-      add_flow(arr, send ? "s" : "f", id, (int)p, tid, ts);
+      add_flow(&w, send ? "s" : "f", id, (int)p, tid, ts);
     } else if ((e->r.flags & (F_COLL | F_SEQ)) == (F_COLL | F_SEQ)) {
       if (e->rank == 0)
         for (int r = 1; r < e->nranks; r++)
-          add_flow(arr, "s", mix(mix(mix(e->key, 2), e->r.seq), (uint64_t)r), (int)p, tid, ts);
+          add_flow(&w, "s", mix(mix(mix(e->key, 2), e->r.seq), (uint64_t)r), (int)p, tid, ts);
       else
-        add_flow(arr, "f", mix(mix(mix(e->key, 2), e->r.seq), (uint64_t)e->rank), (int)p, tid, ts);
+        add_flow(&w, "f", mix(mix(mix(e->key, 2), e->r.seq), (uint64_t)e->rank), (int)p, tid, ts);
     }
   }
-  json_t *root = json_pack("{s:o, s:s}", "traceEvents", arr, "displayTimeUnit", "ns");
-  arr = NULL;
-  if (root && why) json_object_set_new(root, "ncclsim", json_pack("{s:s}", "why", why));
-  if (root) {
-    rc = json_dump_file(root, path, JSON_COMPACT) == 0 ? 0 : -1;
-    json_decref(root);
-  }
-out:
-  json_decref(arr);
+  fputs("\n]}\n", w.f);
+  int rc = ferror(w.f) ? -1 : 0;
+  if (fclose(w.f) != 0) rc = -1;
   sim_free(keys);
   sim_free(tracks);
   return rc;
 }
 #else
-static int write_events(const char *path SIM_UNUSED, const trace_ev *ev SIM_UNUSED, size_t n SIM_UNUSED,
-                        const char *why SIM_UNUSED) {
+typedef struct {
+  const trace_ev *ev;
+  size_t n, i;
+  const ev_chunk *k;
+} ev_iter;
+static int write_events(const char *path SIM_UNUSED, ev_iter *it SIM_UNUSED, const char *why SIM_UNUSED) {
   return -1;
 }
 #endif
 
-int sim_trace_flush(void) {
-  pthread_mutex_lock(&reg_lock); /* t_base */
+/* Writes the timeline: always, or if it has events or was never written. */
+static int flush(bool always) {
+  pthread_mutex_lock(&reg_lock); /* t_base, the live cliques */
   pthread_mutex_lock(&full_lock);
-  int rc = full_path[0] ? write_events(full_path, full_ev, full_n, NULL) : -1;
+  for (trace_clique *tc = reg_head.next; tc != &reg_head; tc = tc->next) splice(tc);
+  if (!always && !full_head && full_written) {
+    pthread_mutex_unlock(&full_lock);
+    pthread_mutex_unlock(&reg_lock);
+    return 0;
+  }
+  ev_iter it = {NULL, 0, 0, full_head};
+  int rc = full_path[0] ? write_events(full_path, &it, NULL) : -1;
   if (full_path[0] && rc != 0) fprintf(stderr, "ncclsim: cannot write the trace to %s\n", full_path);
   /* What was written is not written again: a later flush starts anew. */
   full_written = true;
-  full_n = 0;
+  while (full_head) {
+    ev_chunk *k = full_head;
+    full_head = k->next;
+    sim_free(k);
+  }
+  full_tail = NULL;
   pthread_mutex_unlock(&full_lock);
   pthread_mutex_unlock(&reg_lock);
   return rc;
 }
+
+int sim_trace_flush(void) { return flush(true); }
 
 static char dump_path[1024];
 
@@ -448,7 +538,8 @@ const char *sim_trace_dump(sim_clique *c, const char *why) {
     }
   }
   dump_path[o] = 0;
-  if (write_events(dump_path, ev, n, why) == 0) res = dump_path;
+  ev_iter it = {ev, n, 0, NULL};
+  if (write_events(dump_path, &it, why) == 0) res = dump_path;
 out:
   sim_free(ev);
   pthread_mutex_unlock(&reg_lock);
