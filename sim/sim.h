@@ -504,7 +504,7 @@ struct sim_task {
   bool has_peer, has_seq;
   int peer;
   uint64_t seq;
-  uint64_t trace_slot; /* managed by the machinery */
+  uint64_t trace_slot; /* managed by the machinery (UINT64_MAX: not begun) */
 };
 /* Validates the stream, then launches the task now (outside a group) or at
  * ncclGroupEnd. On error the task is released and the error returned. */

@@ -35,7 +35,7 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
   launch_op *l = (launch_op *)op;
   sim_task *t;
   for (t = l->tasks; t; t = t->next) {
-    t->trace_slot = 0;
+    t->trace_slot = UINT64_MAX; /* not begun: sim_trace_end begins it */
     if (stream_err != cudaSuccess) {
       t->result = ncclUnhandledCudaError;
       sim_comm_fail(t->comm, t->result, "%s not run: its stream already failed (%s)", t->ops->name,

@@ -273,6 +273,7 @@ void sim_trace_begin(sim_task *t) {
 void sim_trace_end(sim_task *t) {
   trace_clique *tc = t->comm->clique->trace;
   if (!tc) return;
+  if (t->trace_slot == UINT64_MAX) sim_trace_begin(t); /* not run: it begins and ends now */
   uint64_t now = sim_now_ns(), t0 = now;
   if (tc->cap) {
     rank_ring *rg = &tc->ring[t->comm->rank];
