@@ -12,12 +12,12 @@ lib_LTLIBRARIES += sim/libncclsim.la
 noinst_LTLIBRARIES += sim/libncclsim_core.la
 endif
 sim_libncclsim_la_SOURCES =
-sim_libncclsim_la_LIBADD = sim/libncclsim_core.la -lpthread -lm
+sim_libncclsim_la_LIBADD = sim/libncclsim_core.la $(JANSSON_LIBS) -lpthread -lm
 sim_libncclsim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
 sim_libncclsim_core_la_SOURCES = \
 	sim/util/param.c sim/util/log.c sim/util/alloc.c sim/util/wait.c sim/util/block.c \
 	sim/cuda/device.c sim/cuda/memory.c sim/cuda/stream.c sim/cuda/event.c sim/cuda/memcpy.c \
-	sim/core/rendezvous.c sim/core/connect.c sim/core/task.c sim/core/group.c sim/core/fail.c \
+	sim/core/rendezvous.c sim/core/connect.c sim/core/task.c sim/core/group.c sim/core/fail.c sim/core/trace.c \
 	sim/comm/clique.c sim/comm/comm.c sim/comm/init.c sim/comm/split.c sim/comm/options.c \
 	sim/comm/checks.c \
 	sim/p2p/p2p.c \
@@ -26,6 +26,6 @@ sim_libncclsim_core_la_SOURCES = \
 	sim/coll/coll.c sim/coll/reduce.c sim/coll/dtype.c sim/coll/redop.c \
 	sim/dev/props.c sim/dev/devcomm.c \
 	sim/transport_local.c
-sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
+sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include $(JANSSON_CFLAGS)
 sim_libncclsim_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
-sim_libncclsim_core_la_LIBADD = -lpthread -lm
+sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) -lpthread -lm

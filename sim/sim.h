@@ -45,7 +45,10 @@
   X(STREAM_DEPTH, "STREAM_DEPTH", "1022", "operations a stream holds pending (NCCL operations, async copies and memsets); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
   X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died") \
   X(DEBUG, "DEBUG", "none", "log level: WARN, INFO or TRACE, NCCL-style lines on stderr; anything else prints nothing") \
-  X(DEBUG_SUBSYS, "DEBUG_SUBSYS", "ALL", "comma-separated subsystems logged: INIT, ALLOC, STREAM, P2P, COLL, RMA, DEV, ALL (unknown names ignored; empty: ALL)")
+  X(DEBUG_SUBSYS, "DEBUG_SUBSYS", "ALL", "comma-separated subsystems logged: INIT, ALLOC, STREAM, P2P, COLL, RMA, DEV, ALL (unknown names ignored; empty: ALL)") \
+  X(TRACE, "TRACE", "none", "FILE: communicators made from now on record every NCCL operation; the timeline is written to FILE at exit (Chrome Trace Event Format; none: off)") \
+  X(TRACE_RING, "TRACE_RING", "256", "flight recorder: operations each rank keeps, written to NCCLSIM_TRACE_DUMP on a failure (0: off)") \
+  X(TRACE_DUMP, "TRACE_DUMP", "/tmp/ncclsim-flight-%p.json", "file of the flight recorder's dump; %p stands for the process id")
 
 typedef enum {
 #define SIM_PARAM_ENUM(id, env, dflt, doc) SIM_P_##id,
@@ -374,6 +377,7 @@ struct sim_clique {
   _Atomic int refs;
   _Atomic int aborted; /* set by ncclCommAbort/Revoke or a rank fault: every wait ends */
   _Atomic int dumped;  /* the first timeout dumps the pending list once */
+  void *trace;         /* its flight recorder and timeline state (core/trace.c) */
   pthread_mutex_t lock;
   int ranks_per_node; /* ranks per simulated node */
   int nnodes;
@@ -493,6 +497,14 @@ struct sim_task {
   size_t bytes;        /* bytes this rank moves, for ncclGroupSimulateEnd's model */
   sim_pending pending; /* managed by the machinery */
   ncclResult_t result; /* set by the machinery */
+  /* For the timeline (core/trace.c), set by the area: the peer (has_peer)
+   * and the number that pairs the operation with its peers' (has_seq): a
+   * collective's sequence number, a send's or receive's index among the
+   * pair's calls. */
+  bool has_peer, has_seq;
+  int peer;
+  uint64_t seq;
+  uint64_t trace_slot; /* managed by the machinery (UINT64_MAX: not begun) */
 };
 /* Validates the stream, then launches the task now (outside a group) or at
  * ncclGroupEnd. On error the task is released and the error returned. */
@@ -550,5 +562,30 @@ ncclResult_t sim_check_peer(ncclComm_t comm, int peer, const char *op);
  * WARN + ncclInvalidArgument otherwise. */
 ncclResult_t sim_check_buffer(ncclComm_t comm, const void *buf, size_t count, ncclDataType_t dt,
                               const char *op, const char *argname);
+
+/* ------------------------------------------------------------------------
+ * Timeline and flight recorder (core/trace.c). Every rank keeps its last
+ * NCCLSIM_TRACE_RING operations in a ring; with NCCLSIM_TRACE=FILE every
+ * operation is also kept for FILE, written at exit. Both in the Chrome
+ * Trace Event Format (Perfetto). Settings are read at a clique's creation. */
+/* Registers a new clique (comm/clique.c): ncclSystemError, nothing left,
+ * out of memory. fini unregisters it before it is freed. */
+ncclResult_t sim_trace_clique_init(sim_clique *c);
+void sim_trace_clique_fini(sim_clique *c);
+/* The host thread launches t (enqueue); a stream worker starts it (before
+ * post) and ends it (after wait, or when it was not run). */
+void sim_trace_enqueue(sim_task *t);
+void sim_trace_begin(sim_task *t);
+void sim_trace_end(sim_task *t);
+/* Flight recorder: writes every live clique's rings to NCCLSIM_TRACE_DUMP,
+ * once per clique c and incident (c may be NULL: always). Returns the
+ * file's name (static storage), or NULL when nothing was written. */
+const char *sim_trace_dump(sim_clique *c, const char *why);
+/* Writes the timeline to NCCLSIM_TRACE's file now and empties it (also run
+ * at exit, when there is something new); 0, or -1 when tracing is off or
+ * the file cannot be written. */
+int sim_trace_flush(void);
+/* Runs a dump that SIGUSR1 asked for (every NCCL call checks). */
+void sim_trace_poll(void);
 
 #endif /* NCCLSIM_SIM_H_ */

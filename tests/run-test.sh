@@ -6,6 +6,9 @@
 #   N4C_TEST_TIMEOUT   seconds before the test is killed (default 600; 3600
 #                      under N4C_VALGRIND)
 #   NCCLSIM_TIMEOUT    ncclsim's blocking-call deadline (default here 10)
+#   NCCLSIM_TRACE_DUMP the flight recorder's dumps of tests that fail on
+#                      purpose (default here tests/flight-%p.json in the
+#                      build directory, not /tmp)
 #   CMOCKA_MESSAGE_OUTPUT  TAP unless set (CMocka tests use the TAP driver)
 #   N4C_VALGRIND       1: run the test program under valgrind memcheck (make
 #                      check-valgrind); errors or definite leaks exit 99.  A
@@ -30,7 +33,8 @@ else
 fi
 : "${CMOCKA_MESSAGE_OUTPUT:=TAP}"
 : "${UBSAN_OPTIONS:=print_stacktrace=1}"
-export NCCLSIM_TIMEOUT CMOCKA_MESSAGE_OUTPUT UBSAN_OPTIONS
+: "${NCCLSIM_TRACE_DUMP:=$PWD/tests/flight-%p.json}"
+export NCCLSIM_TIMEOUT CMOCKA_MESSAGE_OUTPUT UBSAN_OPTIONS NCCLSIM_TRACE_DUMP
 
 if test $# -eq 0; then
   echo "usage: run-test.sh PROGRAM [ARGS...]" >&2

@@ -7,12 +7,15 @@ SIM_TESTS += tests/sim_coll tests/sim_dtype tests/sim_fault
 SIM_TESTS += tests/sim_scale
 SIM_TESTS += tests/sim_cuda tests/sim_comm tests/sim_util tests/sim_dev
 SIM_TESTS += tests/sim_rendezvous tests/sim_block
+if HAVE_JANSSON
+SIM_TESTS += tests/sim_trace
+endif
 check_PROGRAMS += $(SIM_TESTS)
 TESTS += $(SIM_TESTS)
 endif
 endif
-SIM_TEST_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include -I$(top_srcdir)/sim $(CMOCKA_CFLAGS)
-SIM_TEST_LDADD = sim/libncclsim_core.la $(CMOCKA_LIBS) -lpthread -lm
+SIM_TEST_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include -I$(top_srcdir)/sim $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS)
+SIM_TEST_LDADD = sim/libncclsim_core.la $(CMOCKA_LIBS) $(JANSSON_LIBS) -lpthread -lm
 tests_sim_p2p_SOURCES = tests/sim_p2p.c tests/sim_ranks.h
 tests_sim_p2p_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_p2p_LDADD = $(SIM_TEST_LDADD)
@@ -28,6 +31,9 @@ tests_sim_block_LDADD = $(SIM_TEST_LDADD)
 tests_sim_rendezvous_SOURCES = tests/sim_rendezvous.c
 tests_sim_rendezvous_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_rendezvous_LDADD = $(SIM_TEST_LDADD)
+tests_sim_trace_SOURCES = tests/sim_trace.c tests/sim_ranks.h
+tests_sim_trace_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_trace_LDADD = $(SIM_TEST_LDADD)
 tests_sim_rma_SOURCES = tests/sim_rma.c tests/sim_ranks.h
 tests_sim_rma_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_rma_LDADD = $(SIM_TEST_LDADD)
@@ -90,6 +96,8 @@ tests_sim_param_dump_SOURCES = tests/sim_param_dump.c
 tests_sim_param_dump_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
 tests_sim_param_dump_LDADD = sim/libncclsim.la
 EXTRA_DIST += tests/readme-params.sh
+# The flight recorder's dumps of tests that fail on purpose (run-test.sh).
+CLEANFILES += tests/flight-*.json
 CLEANFILES += tests/readme-params.dump tests/readme-params.want \
 	tests/readme-params.got tests/readme-params.diff
 

@@ -218,6 +218,9 @@ static void fail_mismatch(sim_rv *rv) {
     if (ROOM) n += snprintf(msg + n, len - (size_t)n, " ");
     if (ROOM) n += describe_call(t, msg + n, len - (size_t)n);
   }
+  /* The flight recorder's file, named in the diagnostic. */
+  const char *fr = sim_trace_dump(task_of(rv, 0)->base.comm->clique, "mismatched collective");
+  if (fr && ROOM) snprintf(msg + n, len - (size_t)n, "; flight recorder: %s", fr);
 #undef ROOM
   sim_free(listed);
   for (int r = 0; r < nranks; r++)
@@ -458,6 +461,8 @@ static void coll_release(sim_task *base) { sim_free(base); }
 static void coll_commit(sim_task *base) {
   coll_task *t = (coll_task *)base;
   t->seq = atomic_fetch_add(&state_of(base->comm->clique)->seq[base->comm->rank], 1);
+  base->seq = t->seq;
+  base->has_seq = true;
 }
 
 /* The ranks that have not yet called collective #seq: their sequence

@@ -60,6 +60,7 @@ ncclResult_t sim_check_buffer(ncclComm_t comm, const void *buf, size_t count, nc
 }
 
 ncclResult_t sim_comm_check(ncclComm_t comm, const char *op) {
+  sim_trace_poll();
   if (!comm) {
     SIM_WARN(SIM_INIT, "%s: comm is NULL", op);
     return ncclInvalidArgument;

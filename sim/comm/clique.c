@@ -36,6 +36,7 @@ void sim_comm_free(ncclComm_t c) {
 static void clique_free(sim_clique *c, int nareas) {
   while (--nareas >= 0)
     if (areas[nareas]->clique_fini) areas[nareas]->clique_fini(c);
+  sim_trace_clique_fini(c);
   sim_rv_table_fini(&c->splits);
   pthread_mutex_destroy(&c->lock);
   sim_free(c->ranks);
@@ -68,6 +69,11 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
   if (i < SIM_AREA_COUNT) {
     SIM_WARN(SIM_INIT, "cannot allocate the %s state of a %d-rank communicator", areas[i]->name, nranks);
     clique_free(c, i);
+    return ncclSystemError;
+  }
+  if (sim_trace_clique_init(c) != ncclSuccess) {
+    SIM_WARN(SIM_INIT, "cannot allocate the flight recorder of a %d-rank communicator", nranks);
+    clique_free(c, SIM_AREA_COUNT);
     return ncclSystemError;
   }
   atomic_store(&c->refs, nranks);

@@ -86,6 +86,8 @@ static ncclResult_t teardown(ncclComm_t comm, const char *op, bool abort) {
   }
   sim_clique *c = comm->clique;
   if (abort) {
+    const char *fr = sim_trace_dump(c, "ncclCommAbort");
+    if (fr) SIM_INFO(SIM_INIT, "ncclCommAbort: flight recorder: every rank's last operations written to %s", fr);
     atomic_store(&c->aborted, 1);
     sim_waitq_wake(&c->splits.wq);
   }

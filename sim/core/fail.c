@@ -71,6 +71,9 @@ void sim_clique_dump_pending(sim_clique *c, const char *why) {
     pthread_mutex_unlock(&m->lock);
   }
   pthread_mutex_unlock(&c->lock);
+  const char *fr = sim_trace_dump(c, why);
+  if (fr) SIM_WARN(SIM_INIT, "communicator %016llx: flight recorder: every rank's last operations written to %s",
+                   (unsigned long long)c->key, fr);
 }
 
 SIM_EXPORT const char *ncclGetLastError(ncclComm_t comm) {

@@ -42,9 +42,11 @@ ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
     return res;
   }
   t->stream = s;
-  if (comm->fault_at && ++comm->ntasks >= comm->fault_at && !atomic_exchange(&comm->dead, 1))
-    SIM_WARN(SIM_INIT, "rank %d stops at its NCCL operation %llu (%s), as NCCLSIM_FAULT asks", comm->rank,
-             (unsigned long long)comm->fault_at, t->ops->name);
+  if (comm->fault_at && ++comm->ntasks >= comm->fault_at && !atomic_exchange(&comm->dead, 1)) {
+    const char *fr = sim_trace_dump(comm->clique, "NCCLSIM_FAULT");
+    SIM_WARN(SIM_INIT, "rank %d stops at its NCCL operation %llu (%s), as NCCLSIM_FAULT asks%s%s", comm->rank,
+             (unsigned long long)comm->fault_at, t->ops->name, fr ? "; flight recorder: " : "", fr ? fr : "");
+  }
   atomic_fetch_add(&comm->inflight, 1);
   if (depth == 0) {
     /* A lone call is its own group: it connects, then launches. */

@@ -35,6 +35,7 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
   launch_op *l = (launch_op *)op;
   sim_task *t;
   for (t = l->tasks; t; t = t->next) {
+    t->trace_slot = UINT64_MAX; /* not begun: sim_trace_end begins it */
     if (stream_err != cudaSuccess) {
       t->result = ncclUnhandledCudaError;
       sim_comm_fail(t->comm, t->result, "%s not run: its stream already failed (%s)", t->ops->name,
@@ -54,6 +55,7 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
       continue;
     }
     t->pending.describe = describe_pending;
+    sim_trace_begin(t);
     sim_comm_pending_add(t->comm, &t->pending);
     t->result = t->ops->post(t);
     if (t->result != ncclSuccess) sim_comm_pending_del(t->comm, &t->pending);
@@ -80,6 +82,7 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
                       ncclGetErrorString(t->result));
       if (err == cudaSuccess) err = t->result == ncclTimeout ? cudaErrorTimeout : cudaErrorLaunchFailure;
     }
+    sim_trace_end(t);
   }
   return stream_err != cudaSuccess ? stream_err : err;
 }
@@ -122,6 +125,7 @@ ncclResult_t sim_task_launch(sim_task *list) {
   l->op.what = list->ops->name;
   l->op.awaits = launch_awaits;
   l->tasks = list;
+  for (sim_task *t = list; t; t = t->next) sim_trace_enqueue(t);
   sim_stream *s = list->stream;
   cudaError_t err = sim_stream_enqueue(s, &l->op);
   if (err != cudaSuccess) {

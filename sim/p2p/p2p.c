@@ -215,6 +215,8 @@ static void p2p_commit(sim_task *base) {
   int me = base->comm->rank;
   t->nth = t->is_send ? atomic_fetch_add(called(st, me, t->peer, false), 1)
                       : atomic_fetch_add(called(st, t->peer, me, true), 1);
+  base->seq = t->nth;
+  base->has_seq = true;
 }
 
 /* The peer, while it has not yet called the operation that matches t. */
@@ -249,7 +251,9 @@ static ncclResult_t enqueue(bool is_send, void *buf, size_t count, ncclDataType_
                            .comm = comm,
                            .bytes = count * sim_dtype_size(dt),
                            .conn = is_send ? SIM_CONN_SEND : SIM_CONN_RECV,
-                           .conn_peer = peer},
+                           .conn_peer = peer,
+                           .has_peer = true,
+                           .peer = peer},
                   .is_send = is_send, .buf = buf, .count = count, .dt = dt, .peer = peer};
   return sim_task_submit(&t->base, stream);
 }

@@ -96,7 +96,8 @@ SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclD
     rma_cwin_unref(cw);
     return sim_group_error(ncclSystemError);
   }
-  *t = (put_task){.base = {.ops = &put_ops, .comm = comm, .bytes = bytes, .conn = SIM_CONN_RMA},
+  *t = (put_task){.base = {.ops = &put_ops, .comm = comm, .bytes = bytes, .conn = SIM_CONN_RMA, .has_peer = true,
+                           .peer = peer},
                   .peer = peer, .src = localbuff, .off = peerWinOffset, .nbytes = bytes, .cw = cw};
   return sim_task_submit(&t->base, stream);
 }

@@ -83,7 +83,8 @@ SIM_EXPORT ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int f
   if (res != ncclSuccess) return sim_group_error(res);
   signal_task *t = sim_calloc(1, sizeof *t);
   if (!t) return sim_group_error(ncclSystemError);
-  *t = (signal_task){.base = {.ops = &signal_ops, .comm = comm, .conn = SIM_CONN_RMA}, .peer = peer};
+  *t = (signal_task){.base = {.ops = &signal_ops, .comm = comm, .conn = SIM_CONN_RMA, .has_peer = true, .peer = peer},
+                     .peer = peer};
   return sim_task_submit(&t->base, stream);
 }
 

@@ -107,6 +107,11 @@ static bool parse(sim_param_id id, const char *text, double *out) {
     *out = log_subsys_value(text);
     return true;
   }
+  /* File names (core/trace.c reads the text). */
+  if (id == SIM_P_TRACE || id == SIM_P_TRACE_DUMP) {
+    *out = 0;
+    return true;
+  }
   if (is_gin(id)) {
     int v = gin_value(text);
     if (v < 0) return false;
