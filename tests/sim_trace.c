@@ -42,7 +42,9 @@ static void program(rank_ctx *c) {
   ncclWindow_t win;
   assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
   assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &win, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
-  assert_int_equal(ncclPutSignal(mem, 64, ncclChar, next, win, 0, 0, 0, 0, c->comm, 0), ncclSuccess);
+  /* From bytes [0, 64) into the next rank's [64, 128): the previous rank
+   * writes this rank's [64, 128) meanwhile, never what it reads. */
+  assert_int_equal(ncclPutSignal(mem, 64, ncclChar, next, win, 64, 0, 0, 0, c->comm, 0), ncclSuccess);
   ncclWaitSignalDesc_t d = {1, prev, 0, 0};
   assert_int_equal(ncclWaitSignal(1, &d, c->comm, 0), ncclSuccess);
   assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
