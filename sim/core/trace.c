@@ -527,6 +527,9 @@ const char *sim_trace_dump(sim_clique *c, const char *why) {
       pthread_mutex_unlock(&rg->lock);
     }
   }
+  /* No operation recorded: no file (an abort of an idle communicator
+   * would only leave an empty dump behind). */
+  if (n == 0) goto out;
   /* NCCLSIM_TRACE_DUMP, %p the process id. */
   const char *fmt = sim_param_text(SIM_P_TRACE_DUMP);
   size_t o = 0;
