@@ -96,8 +96,13 @@ if [ "$stale" = 1 ]; then
     objs="$objs $o"
   done
   wait
+  # ncclsim's timeline writes JSON through jansson where configure found it.
+  libs=-lm
+  if grep -q '^#define HAVE_JANSSON 1' "$build/cfg/config.h"; then
+    libs="$libs $(pkg-config --libs jansson 2>/dev/null || echo -ljansson)"
+  fi
   # shellcheck disable=SC2086
-  $cc $flags -fsanitize=fuzzer "$here/fuzz_api.c" $objs -lm -o "$bin"
+  $cc $flags -fsanitize=fuzzer "$here/fuzz_api.c" $objs $libs -o "$bin"
 fi
 
 [ $# -gt 0 ] || set -- -max_total_time=60
