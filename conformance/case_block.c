@@ -92,6 +92,26 @@ void case_BLOCK_01(case_ctx_t *ctx)
     synced(ctx, &e);
 }
 
+/* Every rank's first allreduce, the last rank coming LATE_MS late: t[r] is
+ * when rank r's call returned, t[late] when the late rank was about to
+ * call. False after a failed check. */
+static bool late_first_allreduce(case_ctx_t *ctx, struct block_env *e, double *t)
+{
+  int late = ctx->nranks - 1;
+  double mine = 0;
+  if (ctx->rank == late) {
+    sleep_ms(LATE_MS);
+    mine = wall();
+  }
+  n4c_status_t st = n4c_comm_allreduce(e->comm, &e->buf, &e->buf, ncclSum, e->stream);
+  if (!case_status_(ctx, st, N4C_OK, "n4c_comm_allreduce(e->comm, &e->buf, &e->buf, ncclSum, e->stream)",
+                    __FILE__, __LINE__))
+    return false;
+  if (ctx->rank != late)
+    mine = wall();
+  return gather_times(ctx, mine, t);
+}
+
 void case_BLOCK_02(case_ctx_t *ctx)
 {
   struct block_env e;
@@ -99,15 +119,7 @@ void case_BLOCK_02(case_ctx_t *ctx)
   int late = ctx->nranks - 1;
   if (!block_setup(ctx, &e))
     return;
-  double mine;
-  if (ctx->rank == late) {
-    sleep_ms(LATE_MS);
-    mine = wall();
-  }
-  CASE_OK(ctx, n4c_comm_allreduce(e.comm, &e.buf, &e.buf, ncclSum, e.stream));
-  if (ctx->rank != late)
-    mine = wall();
-  if (!gather_times(ctx, mine, t))
+  if (!late_first_allreduce(ctx, &e, t))
     return;
   if (ctx->rank != late)
     CASE_EXPECT(ctx, t[ctx->rank] >= t[late],
@@ -224,15 +236,7 @@ void case_BLOCK_05(case_ctx_t *ctx)
     setenv("NCCL_RUNTIME_CONNECT", "0", 1); /* ranks in processes of their own */
   if (!block_setup(ctx, &e))
     return;
-  double mine = 0;
-  if (ctx->rank == late) {
-    sleep_ms(LATE_MS);
-    mine = wall();
-  }
-  CASE_OK(ctx, n4c_comm_allreduce(e.comm, &e.buf, &e.buf, ncclSum, e.stream));
-  if (ctx->rank != late)
-    mine = wall();
-  if (!gather_times(ctx, mine, t))
+  if (!late_first_allreduce(ctx, &e, t))
     return;
   if (ctx->rank != late)
     CASE_EXPECT(ctx, t[ctx->rank] < t[late],
