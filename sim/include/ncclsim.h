@@ -62,6 +62,21 @@ uint64_t ncclsimAllocFailAfter(uint64_t n);
  * ncclMemAlloc) and their total size in bytes. */
 void ncclsimMemStats(size_t *count, size_t *bytes);
 
+/* Ranks as processes (docs/ncclsim.md, "Ranks as processes"). Makes
+ * ncclsim keep its state and simulated device memory in memory shared with
+ * the processes this one forks from now on, so that ranks in those
+ * processes join one communicator through a unique id carried by any means
+ * (a pipe, a file, the environment). Call it before the first fork and
+ * before any other ncclsim call; NCCLSIM_PROCESSES=1 in the environment at
+ * start does the same. As with CUDA, a child must not use streams, events
+ * or memory that its parent made before the fork.
+ * Returns ncclSuccess, also when already on; ncclInvalidUsage when ncclsim
+ * has already made state of its own in this process (a WARN says what);
+ * ncclSystemError when the shared memory cannot be mapped (NCCLSIM_SHM_SIZE).
+ * Thread-safety: call it once, before other threads use ncclsim.
+ * No NCCL counterpart: real NCCL needs none. */
+ncclResult_t ncclsimProcessesInit(void);
+
 #ifdef __cplusplus
 }
 #endif
