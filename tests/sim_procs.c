@@ -410,6 +410,8 @@ int main(int argc, char **argv) {
     unsetenv("NCCLSIM_PROCESSES");
     return late_main();
   }
+  /* A modest reservation: sanitizer runtimes shadow what is mapped. */
+  setenv("NCCLSIM_SHM_SIZE", "2147483648", 0);
   if (ncclsimProcessesInit() != ncclSuccess) {
     fprintf(stderr, "ncclsimProcessesInit failed: %s\n", ncclGetLastError(NULL));
     return 1;
