@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "config.h"
+#include "sim.h"
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <ncclsim.h>
@@ -204,6 +206,64 @@ static void test_windows_2(void **state) {
 static void test_windows_4(void **state) {
   (void)state;
   assert_int_equal(run_procs(4, windows_body), 0);
+}
+
+/* ------------------------------------------------------------- arena */
+
+/* The shared arena's allocator, in this process: random sizes (small
+ * classes, page classes, large runs) and alignments, each block filled
+ * with its own byte and checked before it is freed, so an overlap or a
+ * header overrun shows; then a block too large for the arena. */
+static void test_arena_allocator(void **state) {
+  (void)state;
+  enum { SLOTS = 512, ROUNDS = 40000 };
+  static unsigned char *p[SLOTS];
+  static size_t sz[SLOTS];
+  size_t used0, size;
+  sim_shm_stats(&used0, &size);
+  assert_true(size >= ((size_t)1 << 30));
+  unsigned seed = 7;
+  for (int it = 0; it < ROUNDS; it++) {
+    int i = (int)(rand_r(&seed) % SLOTS);
+    if (p[i]) {
+      for (size_t k = 0; k < sz[i]; k += 1 + sz[i] / 64) assert_int_equal(p[i][k], (unsigned char)i);
+      if (sz[i]) assert_int_equal(p[i][sz[i] - 1], (unsigned char)i);
+      sim_free(p[i]);
+      p[i] = NULL;
+      continue;
+    }
+    unsigned r = rand_r(&seed) % 100;
+    sz[i] = r < 70 ? rand_r(&seed) % 300 : r < 95 ? rand_r(&seed) % 20000 : rand_r(&seed) % 600000;
+    switch (rand_r(&seed) % 4) {
+      case 0: p[i] = sim_malloc(sz[i]); break;
+      case 1:
+        p[i] = sim_calloc(1, sz[i]);
+        for (size_t k = 0; p[i] && k < sz[i]; k++) assert_int_equal(p[i][k], 0);
+        break;
+      case 2: {
+        size_t align = (size_t)64 << (rand_r(&seed) % 7);
+        p[i] = sim_aligned_alloc(align, sz[i]);
+        assert_int_equal((uintptr_t)p[i] % align, 0);
+        break;
+      }
+      default:
+        p[i] = sim_malloc(16);
+        assert_non_null(p[i]);
+        memset(p[i], i, 16);
+        p[i] = sim_realloc(p[i], sz[i]);
+        for (size_t k = 0; p[i] && k < (sz[i] < 16 ? sz[i] : 16); k++) assert_int_equal(p[i][k], (unsigned char)i);
+    }
+    assert_non_null(p[i]);
+    assert_true(sim_shm_contains(p[i]));
+    memset(p[i], i, sz[i]);
+  }
+  for (int i = 0; i < SLOTS; i++) sim_free(p[i]);
+  size_t used;
+  sim_shm_stats(&used, &size);
+  assert_int_equal(used, used0); /* every byte came back */
+  assert_null(sim_malloc(size)); /* larger than the arena: NULL and a WARN */
+  assert_non_null(strstr(sim_last_warning(), "NCCLSIM_SHM_SIZE"));
+  sim_clear_warning(); /* forked children would inherit it as their last error */
 }
 
 /* ------------------------------------------------------------- faults */
@@ -419,7 +479,7 @@ int main(int argc, char **argv) {
   box = mmap(NULL, sizeof *box, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (box == MAP_FAILED) return 1;
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_collectives_2),  cmocka_unit_test(test_collectives_4),
+      cmocka_unit_test(test_arena_allocator), cmocka_unit_test(test_collectives_2),  cmocka_unit_test(test_collectives_4),
       cmocka_unit_test(test_windows_2),      cmocka_unit_test(test_windows_4),
       cmocka_unit_test(test_kill9),          cmocka_unit_test(test_nranks_disagree),
       cmocka_unit_test(test_same_rank),      cmocka_unit_test(test_id_from_unshared_process),
