@@ -431,9 +431,16 @@ struct sim_clique {
   /* Ranks as processes: the live cliques of the job (comm/clique.c), and
    * the first rank whose process exited (0 pid: none). */
   struct sim_clique *live_prev, *live_next;
-  _Atomic int exited_pid;
-  int exited_rank;
+  _Atomic uint64_t exited; /* pid << 32 | rank; 0: none (sim_clique_exited) */
 };
+
+/* The pid of the first rank of c whose process exited, and that rank in
+ * *rank; 0 if none. */
+static inline int sim_clique_exited(sim_clique *c, int *rank) {
+  uint64_t e = atomic_load(&c->exited);
+  *rank = (int)(uint32_t)e;
+  return (int)(e >> 32);
+}
 
 /* The wait queue of `rank`, and a wake of it. Safe to call while the waker's
  * own comm is alive, whatever became of the object that completed. */

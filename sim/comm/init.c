@@ -33,11 +33,7 @@ typedef struct {
 /* Open init rounds, by the unique id's key; a slot is the rank's comm.
  * Shared by every process of a job (util/shm.c). */
 static void table_init(void *t) { sim_rv_table_init(t); }
-static sim_rv_table *init_table(void) {
-  static sim_rv_table *t;
-  if (!t) t = sim_shared(SIM_SHARED_INIT, sizeof *t, table_init);
-  return t;
-}
+static sim_rv_table *init_table(void) { return sim_shared(SIM_SHARED_INIT, sizeof(sim_rv_table), table_init); }
 #define table (*init_table())
 
 SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {

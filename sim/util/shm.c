@@ -322,20 +322,25 @@ void sim_shm_stats(size_t *used, size_t *size) {
 
 /* ---- shared state ---- */
 
+static void *_Atomic cache[SIM_SHARED_COUNT];
+
+static void *publish(sim_shared_id id, void *s);
+
 void *sim_shared(sim_shared_id id, size_t size, void (*init)(void *)) {
   static void *priv[SIM_SHARED_COUNT];
   static pthread_mutex_t priv_lock = PTHREAD_MUTEX_INITIALIZER;
-  void *s;
+  void *s = atomic_load_explicit(&cache[id], memory_order_acquire);
+  if (s) return s;
   if (!sim_shm_on()) {
     pthread_mutex_lock(&priv_lock);
     if (!(s = priv[id]) && (s = priv[id] = calloc(1, size)) != NULL && init) init(s);
     pthread_mutex_unlock(&priv_lock);
-    return s;
+    return publish(id, s);
   }
   sim_mutex_lock(&arena->lock);
   s = arena->state[id];
   pthread_mutex_unlock(&arena->lock);
-  if (s) return s;
+  if (s) return publish(id, s);
   /* Allocate outside the lock (the allocator takes it), then publish; a
    * racing process may win, and the loser frees its copy. */
   void *mine = sim_shm_alloc(64, size);
@@ -346,6 +351,13 @@ void *sim_shared(sim_shared_id id, size_t size, void (*init)(void *)) {
   if (!(s = arena->state[id])) s = arena->state[id] = mine;
   pthread_mutex_unlock(&arena->lock);
   if (s != mine) sim_shm_free(mine);
+  return publish(id, s);
+}
+
+/* This process's pointer to each block, once made (a fork keeps it: the
+ * arena is at the same address in the child). */
+static void *publish(sim_shared_id id, void *s) {
+  if (s) atomic_store_explicit(&cache[id], s, memory_order_release);
   return s;
 }
 
