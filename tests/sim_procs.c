@@ -7,6 +7,7 @@
  * memory, and counts what each child reports through its exit status.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <setjmp.h>
@@ -206,6 +207,52 @@ static void test_windows_2(void **state) {
 static void test_windows_4(void **state) {
   (void)state;
   assert_int_equal(run_procs(4, windows_body), 0);
+}
+
+/* Two processes of four rank threads each: one 8-rank communicator. */
+typedef struct {
+  int rank;
+  int ok;
+} mixed_arg;
+
+static void *mixed_rank(void *p) {
+  mixed_arg *a = p;
+  cudaSetDevice(a->rank);
+  ncclComm_t comm;
+  if (ncclCommInitRank(&comm, 8, box->id, a->rank) != ncclSuccess) return NULL;
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  double *x, h = a->rank;
+  cudaMalloc((void **)&x, sizeof *x);
+  cudaMemcpy(x, &h, sizeof h, cudaMemcpyHostToDevice);
+  ncclAllReduce(x, x, 1, ncclFloat64, ncclSum, comm, s);
+  a->ok = cudaStreamSynchronize(s) == cudaSuccess;
+  cudaMemcpy(&h, x, sizeof h, cudaMemcpyDeviceToHost);
+  a->ok = a->ok && h == 28.0; /* 0 + 1 + ... + 7 */
+  cudaFree(x);
+  cudaStreamDestroy(s);
+  ncclCommDestroy(comm);
+  return NULL;
+}
+
+static void mixed_body(int proc, int n) {
+  (void)n;
+  pthread_t t[4];
+  mixed_arg a[4];
+  for (int i = 0; i < 4; i++) {
+    a[i] = (mixed_arg){proc * 4 + i, 0};
+    pthread_create(&t[i], NULL, mixed_rank, &a[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    CHILD_CHECK(proc, a[i].ok, "rank %d (thread %d of process %d) failed: %s", a[i].rank, i, proc,
+                ncclGetLastError(NULL));
+  }
+}
+
+static void test_processes_of_threads(void **state) {
+  (void)state;
+  assert_int_equal(run_procs(2, mixed_body), 0);
 }
 
 /* ------------------------------------------------------------- arena */
@@ -579,7 +626,7 @@ int main(int argc, char **argv) {
   if (box == MAP_FAILED) return 1;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arena_allocator), cmocka_unit_test(test_collectives_2),  cmocka_unit_test(test_collectives_4),
-      cmocka_unit_test(test_windows_2),      cmocka_unit_test(test_windows_4),
+      cmocka_unit_test(test_processes_of_threads), cmocka_unit_test(test_windows_2),      cmocka_unit_test(test_windows_4),
       cmocka_unit_test(test_kill9),          cmocka_unit_test(test_nranks_disagree),
       cmocka_unit_test(test_same_rank),      cmocka_unit_test(test_id_from_unshared_process),
       cmocka_unit_test(test_id_from_other_job), cmocka_unit_test(test_init_too_late),
