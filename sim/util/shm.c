@@ -73,7 +73,7 @@ typedef struct {
   uint64_t brk;         /* first never-used byte */
   uint64_t small_free[NCLASSES];
   uint64_t runs; /* first free run (run_free stored in the run itself) */
-  uint64_t used; /* bytes handed out, for ncclsim's own accounting */
+  _Atomic uint64_t used; /* bytes handed out, for ncclsim's own accounting */
   void *state[SIM_SHARED_COUNT];
   proc_slot procs[SIM_SHM_MAX_PROCS];
 } shm_hdr;
@@ -263,14 +263,65 @@ static void run_put(uint64_t off, uint64_t bytes) {
   *pp = off;
 }
 
+/* Each thread keeps a few free blocks of the small classes, so that the
+ * steady churn of tasks and ops (one of each per operation) does not take
+ * the arena's lock, which every process and stream worker shares. */
+enum { CACHE_CLASSES = 7 /* 32 B .. 2 KiB */, CACHE_MAX = 32, CACHE_BATCH = 8 };
+typedef struct {
+  uint64_t blk[CACHE_CLASSES][CACHE_MAX];
+  int n[CACHE_CLASSES];
+  bool keyed;
+} block_cache;
+static _Thread_local block_cache cache_of_thread;
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+/* Gives n cached blocks of class cls back to the arena. Takes the lock. */
+static void cache_spill(block_cache *c, int cls, int n) {
+  sim_mutex_lock(&arena->lock);
+  while (n-- > 0 && c->n[cls] > 0) {
+    uint64_t b = c->blk[cls][--c->n[cls]];
+    *(uint64_t *)AT(b) = arena->small_free[cls];
+    arena->small_free[cls] = b;
+  }
+  pthread_mutex_unlock(&arena->lock);
+}
+
+static void cache_flush(void *p) {
+  block_cache *c = p;
+  for (int k = 0; k < CACHE_CLASSES; k++) cache_spill(c, k, CACHE_MAX);
+}
+
+static void cache_key_make(void) { pthread_key_create(&cache_key, cache_flush); }
+
+/* The calling thread's cache, registered so that its exit returns it. */
+static block_cache *thread_cache(void) {
+  block_cache *c = &cache_of_thread;
+  if (!c->keyed) {
+    pthread_once(&cache_once, cache_key_make);
+    pthread_setspecific(cache_key, c);
+    c->keyed = true;
+  }
+  return c;
+}
+
 void *sim_shm_alloc(size_t align, size_t size) {
   if (align < 16) align = 16;
   if (size == 0) size = 1;
   if (size > arena->size || align > arena->size || size / PAGE >= UINT32_MAX) return NULL;
   size_t need = sizeof(blk_hdr) + size + (align > 16 ? align : 0);
-  sim_mutex_lock(&arena->lock);
   uint64_t start = 0, bytes;
   uint32_t cls;
+  if (need <= ((size_t)32 << (CACHE_CLASSES - 1))) {
+    block_cache *c = thread_cache();
+    cls = (uint32_t)class_of(need);
+    if (c->n[cls] > 0) {
+      start = c->blk[cls][--c->n[cls]];
+      bytes = (uint64_t)32 << cls;
+      goto found;
+    }
+  }
+  sim_mutex_lock(&arena->lock);
   if (need <= SMALL_MAX) {
     cls = (uint32_t)class_of(need);
     bytes = (uint64_t)32 << cls;
@@ -293,8 +344,17 @@ void *sim_shm_alloc(size_t align, size_t size) {
     bytes = (need + PAGE - 1) & ~(uint64_t)(PAGE - 1);
     start = run_get(bytes);
   }
-  if (start) arena->used += bytes;
+  if (start && cls < CACHE_CLASSES) { /* a few more for this thread's cache */
+    block_cache *c = thread_cache();
+    while (c->n[cls] < CACHE_BATCH && arena->small_free[cls]) {
+      uint64_t b = arena->small_free[cls];
+      arena->small_free[cls] = *(uint64_t *)AT(b);
+      c->blk[cls][c->n[cls]++] = b;
+    }
+  }
   pthread_mutex_unlock(&arena->lock);
+found:
+  if (start) atomic_fetch_add_explicit(&arena->used, bytes, memory_order_relaxed);
   if (!start) {
     SIM_WARN(SIM_ALLOC, "ranks as processes: the shared arena (NCCLSIM_SHM_SIZE=%s) has no room for %zu more bytes",
              sim_param_text(SIM_P_SHM_SIZE), size);
@@ -325,8 +385,14 @@ void sim_shm_free(void *p) {
   uint64_t start = h->start;
   uint32_t cls = h->cls;
   uint64_t bytes = cls == NCLASSES ? (uint64_t)h->pages * PAGE : (uint64_t)32 << cls;
+  atomic_fetch_sub_explicit(&arena->used, bytes, memory_order_relaxed);
+  if (cls < CACHE_CLASSES) {
+    block_cache *c = thread_cache();
+    if (c->n[cls] == CACHE_MAX) cache_spill(c, (int)cls, CACHE_MAX / 2);
+    c->blk[cls][c->n[cls]++] = start;
+    return;
+  }
   sim_mutex_lock(&arena->lock);
-  arena->used -= bytes;
   if (cls < NCLASSES && bytes < PAGE) {
     *(uint64_t *)AT(start) = arena->small_free[cls];
     arena->small_free[cls] = start;
@@ -347,10 +413,8 @@ bool sim_shm_contains(const void *p) {
 void sim_shm_stats(size_t *used, size_t *size) {
   *used = *size = 0;
   if (!sim_shm_on()) return;
-  sim_mutex_lock(&arena->lock);
-  *used = arena->used;
+  *used = atomic_load(&arena->used);
   *size = arena->size;
-  pthread_mutex_unlock(&arena->lock);
 }
 
 /* ---- shared state ---- */
@@ -460,6 +524,11 @@ void sim_proc_register(void) {
 
 /* A forked child is a new process: it registers anew (and starts its own
  * monitor) at its first communicator. */
-static void child_after_fork(void) { atomic_store(&registered, 0); }
+static void child_after_fork(void) {
+  atomic_store(&registered, 0);
+  /* The forking thread's cached blocks are its parent's: drop the copies. */
+  memset(cache_of_thread.blk, 0, sizeof cache_of_thread.blk);
+  memset(cache_of_thread.n, 0, sizeof cache_of_thread.n);
+}
 
 __attribute__((constructor)) static void shm_atfork(void) { pthread_atfork(NULL, NULL, child_after_fork); }
