@@ -14,3 +14,10 @@ BENCH_PROGRAMS += bench/allreduce_bw
 bench_allreduce_bw_SOURCES = bench/allreduce_bw.c
 bench_allreduce_bw_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) -lpthread
 noinst_HEADERS += bench/bench.h
+
+# Ranks as processes (ncclsimProcessesInit) are ncclsim's alone.
+if BACKEND_SIM
+BENCH_PROGRAMS += bench/procs_bw
+bench_procs_bw_SOURCES = bench/procs_bw.c
+bench_procs_bw_LDADD = $(BACKEND_LIBS) -lpthread
+endif
