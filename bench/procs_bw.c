@@ -15,6 +15,10 @@
  *             ping-pong a counter in MAP_SHARED memory with atomics,
  *             spinning (pause, then sched_yield, as NCCLSIM_SPIN) and then
  *             sleeping on a shared futex, as ncclsim's own waiters do.
+ *             On a 2-core machine the bare figure is bimodal: tens of ns
+ *             when the two processes spin on cores of their own, 1-2 us
+ *             when they share one (each handoff a sched_yield), so read
+ *             its spread.
  *  allreduce  float32 sum, out of place, `bytes` per rank, at each process
  *             count (2 and 4): busbw = algbw * 2(n-1)/n, algbw from the
  *             slowest rank; peer: the machine's all-core streaming bandwidth,
