@@ -131,18 +131,14 @@ static void child_fail(const char *fmt, ...) {
     CCHECK(e_ == cudaSuccess, "cudaStreamSynchronize: %s: %s", cudaGetErrorString(e_), ncclGetLastError(comm)); \
   } while (0)
 
-/* The parent: has a rank exited (or died) before its time? Peeks only. */
-static void parent_watch(void) {
+/* The parent: has a rank exited (or died)? Peeks only, reaps nothing.
+ * Returns its index, or -1; *si says how. */
+static int parent_watch(siginfo_t *si) {
   for (int k = 0; k < nkids; k++) {
-    siginfo_t si;
-    si.si_pid = 0;
-    if (waitid(P_PID, (id_t)kids[k], &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0) {
-      if (!box->why[k][0])
-        snprintf(box->why[k], sizeof box->why[k], "pid %d %s %d", (int)kids[k],
-                 si.si_code == CLD_EXITED ? "exited with status" : "was killed by signal", si.si_status);
-      atomic_store(&box->failed, 1);
-    }
+    si->si_pid = 0;
+    if (waitid(P_PID, (id_t)kids[k], si, WEXITED | WNOHANG | WNOWAIT) == 0 && si->si_pid != 0) return k;
   }
+  return -1;
 }
 
 static void fail_exit(void) {
@@ -167,8 +163,21 @@ static void barrier(pbarrier *b, int parties) {
   while (atomic_load(&b->gen) == g) {
     struct timespec ts = {0, 100 * 1000 * 1000};
     futex(&b->gen, FUTEX_WAIT, g, &ts);
-    if (my_rank < 0) parent_watch();
-    else if (getppid() != parent_pid) _exit(1); /* the parent is gone */
+    if (my_rank < 0) {
+      /* A rank that exited is early only if this barrier is still open
+       * after we saw it gone: once the barrier opens, the ranks may run
+       * on to their end and exit before the parent wakes. */
+      siginfo_t si;
+      int k = parent_watch(&si);
+      if (k >= 0 && atomic_load(&b->gen) == g) {
+        if (!box->why[k][0])
+          snprintf(box->why[k], sizeof box->why[k], "pid %d %s %d", (int)kids[k],
+                   si.si_code == CLD_EXITED ? "exited with status" : "was killed by signal", si.si_status);
+        atomic_store(&box->failed, 1);
+      }
+    } else if (getppid() != parent_pid) {
+      _exit(1); /* the parent is gone */
+    }
     if (atomic_load(&box->failed)) fail_exit();
   }
   if (atomic_load(&box->failed)) fail_exit();
