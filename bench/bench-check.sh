@@ -28,4 +28,25 @@ run signal_latency 2000
 run put_bw 1048576
 run p2p_bw 1048576
 run allreduce_bw 1048576 2,4
+# Ranks as processes: ncclsim builds only; 1 MiB, 2000 round trips, 3 repeats.
+test -x bench/procs_bw && run procs_bw 1048576 2000 3 2,4
+# The Open MPI peer: configure --with-mpi builds only.
+if test -x bench/mpi_peer; then
+  mpirun_flags=--oversubscribe
+  test "$(id -u)" = 0 && mpirun_flags="$mpirun_flags --allow-run-as-root"
+  for np in 2 4; do
+    # shellcheck disable=SC2086
+    out=$(timeout --kill-after=10 "$limit" mpirun $mpirun_flags -np $np ./bench/mpi_peer 1048576 2000 3 2>&1)
+    rc=$?
+    lines=$(printf '%s\n' "$out" | grep -c "^bench=mpi_peer .*=")
+    if test $rc -ne 0 || test "$lines" -eq 0; then
+      echo "FAIL: mpirun -np $np bench/mpi_peer: exit $rc, $lines key=value line(s)"
+      printf '%s\n' "$out" | sed 's/^/#   /'
+      status=1
+    else
+      echo "ok: mpirun -np $np bench/mpi_peer"
+      printf '%s\n' "$out" | grep "^bench=" | sed 's/^/    /'
+    fi
+  done
+fi
 exit $status

@@ -25,4 +25,37 @@ static inline double bench_now(void) {
     }                                                                                \
   } while (0)
 
+/* Median, min and max of v[0..n-1] (n <= 64; v is left as it was). */
+typedef struct {
+  double med, min, max;
+} bench_spread;
+
+static inline bench_spread bench_stats(const double *v, int n) {
+  double s[64];
+  bench_spread r = {0, 0, 0};
+  if (n < 1) return r;
+  if (n > 64) n = 64;
+  for (int i = 0; i < n; i++) { /* insertion sort of a copy */
+    int j = i;
+    for (; j > 0 && s[j - 1] > v[i]; j--) s[j] = s[j - 1];
+    s[j] = v[i];
+  }
+  r.med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  r.min = s[0];
+  r.max = s[n - 1];
+  return r;
+}
+
+/* The 1-, 5- and 15-minute load averages, as "a/b/c", into buf. */
+static inline const char *bench_loadavg(char *buf, size_t len) {
+  double l[3] = {-1, -1, -1};
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (fscanf(f, "%lf %lf %lf", &l[0], &l[1], &l[2]) != 3) l[0] = l[1] = l[2] = -1;
+    fclose(f);
+  }
+  snprintf(buf, len, "%.2f/%.2f/%.2f", l[0], l[1], l[2]);
+  return buf;
+}
+
 #endif

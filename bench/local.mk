@@ -14,3 +14,20 @@ BENCH_PROGRAMS += bench/allreduce_bw
 bench_allreduce_bw_SOURCES = bench/allreduce_bw.c
 bench_allreduce_bw_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) -lpthread
 noinst_HEADERS += bench/bench.h
+
+# Ranks as processes (ncclsimProcessesInit) are ncclsim's alone.
+if BACKEND_SIM
+BENCH_PROGRAMS += bench/procs_bw
+bench_procs_bw_SOURCES = bench/procs_bw.c
+bench_procs_bw_LDADD = $(BACKEND_LIBS) -lpthread
+endif
+
+# The Open MPI peer of procs_bw (configure --with-mpi): mpirun -np 2 / -np 4.
+if HAVE_MPI
+BENCH_PROGRAMS += bench/mpi_peer
+bench_mpi_peer_SOURCES = bench/mpi_peer.c
+bench_mpi_peer_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
+bench_mpi_peer_LDADD = $(MPI_LIBS)
+endif
+# sh bench/procs-vs-mpi.sh: procs_bw against mpi_peer, rounds back to back.
+EXTRA_DIST += bench/procs-vs-mpi.sh
