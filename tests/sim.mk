@@ -123,3 +123,6 @@ tests_nccl_block_CXXFLAGS = $(AM_CXXFLAGS) -w
 tests_nccl_block_LDADD = sim/libncclsim.la -lpthread
 EXTRA_DIST += tests/nccl-blocking.sh
 
+
+# The narrow-float headers (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h).
+include $(srcdir)/tests/fp.mk

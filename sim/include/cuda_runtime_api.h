@@ -14,6 +14,7 @@
 #define NCCLSIM_CUDA_RUNTIME_API_H_
 
 #include <stddef.h>
+#include <vector_types.h> /* CUDA's comes through builtin_types.h */
 
 #define CUDART_VERSION 13000
 #define NCCLSIM_CUDA 1
