@@ -10,7 +10,9 @@ check_PROGRAMS += tests/sim_fp_cxx
 TESTS += tests/sim_fp_cxx
 endif
 endif
+if HAVE_CXX
 TESTS += tests/fp-vs-cuda
+endif
 endif
 EXTRA_DIST += tests/fp-vs-cuda.sh tests/sim_fp_vs_cuda.cc
 tests_sim_fp_SOURCES = tests/sim_fp.c

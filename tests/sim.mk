@@ -130,3 +130,5 @@ include $(srcdir)/tests/fp.mk
 tests_sim_cuda_api_SOURCES = tests/sim_cuda_api.c
 tests_sim_cuda_api_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_cuda_api_LDADD = $(SIM_TEST_LDADD)
+# ncclsim's headers against CUDA's and NCCL's.
+include $(srcdir)/tests/compat.mk
