@@ -210,7 +210,7 @@ void case_IOP_05(case_ctx_t *ctx)
     return;
   if (ctx->rank == 0) {
     ncclsimMemStats(&n2, &b2);
-    CASE_CHECK(ctx, n1 == n0 + 3 * (size_t)ctx->nranks && b1 >= b0 + (size_t)ctx->nranks * 64 * 33 * 10,
+    CASE_CHECK(ctx, n1 == n0 + 3 * (size_t)ctx->local_ranks && b1 >= b0 + (size_t)ctx->local_ranks * 64 * 33 * 10,
                "with 3 tensors per rank: %zu allocations of %zu bytes, before %zu of %zu", n1, b1, n0, b0);
     CASE_CHECK(ctx, n2 == n0 && b2 == b0, "after the deleters: %zu allocations of %zu bytes, before %zu of %zu", n2,
                b2, n0, b0);

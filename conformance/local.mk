@@ -49,12 +49,18 @@ EXTRA_DIST += conformance/cases.def
 if BACKEND_SIM
 TESTS += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap \
 	conformance/suite-n4-2nodes.tap
+if HAVE_MPI
+TESTS += conformance/suite-mpi2.tap conformance/suite-mpi4.tap
+endif
 endif
 EXTRA_DIST += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap \
-	conformance/suite-n4-2nodes.tap
+	conformance/suite-n4-2nodes.tap conformance/suite-mpi.sh conformance/suite-mpi2.tap \
+	conformance/suite-mpi4.tap
 CLEANFILES += conformance/report-n2.json conformance/report-n4.json \
 	conformance/report-n8.json conformance/report-n2.xml conformance/report-n4.xml \
-	conformance/report-n8.xml conformance/report-n4-2nodes.json conformance/report-n4-2nodes.xml
+	conformance/report-n8.xml conformance/report-n4-2nodes.json conformance/report-n4-2nodes.xml \
+	conformance/report-mpi2.json conformance/report-mpi2.xml conformance/report-mpi4.json \
+	conformance/report-mpi4.xml
 
 # The side-by-side table (--table, --html) on two sample reports and on the
 # reports in docs/conformance/; what it refuses; the page in a browser

@@ -182,11 +182,7 @@ int main(int argc, char **argv)
     return run.ncases == 0 ? 2 : 0;
   }
   if (opts.mpi) {
-#if defined(NCCLSIM)
-    fputs("n4c-conformance: --mpi: ncclsim does not support ranks in separate "
-          "processes yet; run without --mpi (ranks as threads, -n N)\n", stderr);
-    rc = 2;
-#elif !defined(HAVE_MPI)
+#if !defined(HAVE_MPI)
     fputs("n4c-conformance: --mpi: this build has no MPI; "
           "configure --with-mpi\n", stderr);
     rc = 2;
