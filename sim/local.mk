@@ -31,3 +31,6 @@ sim_libncclsim_core_la_SOURCES = \
 sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include $(JANSSON_CFLAGS)
 sim_libncclsim_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) -lpthread -lm
+
+# The binary drop-in: libnccl.so.2 and libcudart.so.13 under $(libdir)/ncclsim.
+include $(srcdir)/sim/dropin/local.mk
