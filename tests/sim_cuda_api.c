@@ -43,7 +43,8 @@ static void test_properties(void **state) {
   assert_int_equal(cudaGetLastError(), cudaErrorInvalidDevice);
 }
 
-/* Each attribute agrees with its property; an attribute ncclsim does not
+/* Each attribute ncclsim answers agrees with its property (the list is
+ * every one props.c maps); an attribute ncclsim does not
  * simulate, or none at all, is cudaErrorInvalidValue, as CUDA's unknown
  * ones are. */
 static void test_attributes(void **state) {
@@ -55,22 +56,51 @@ static void test_attributes(void **state) {
     long want;
   } cases[] = {
       {cudaDevAttrMaxThreadsPerBlock, p.maxThreadsPerBlock},
+      {cudaDevAttrMaxBlockDimX, p.maxThreadsDim[0]},
+      {cudaDevAttrMaxBlockDimY, p.maxThreadsDim[1]},
       {cudaDevAttrMaxBlockDimZ, p.maxThreadsDim[2]},
       {cudaDevAttrMaxGridDimX, p.maxGridSize[0]},
+      {cudaDevAttrMaxGridDimY, p.maxGridSize[1]},
+      {cudaDevAttrMaxGridDimZ, p.maxGridSize[2]},
+      {cudaDevAttrMaxSharedMemoryPerBlock, (long)p.sharedMemPerBlock},
+      {cudaDevAttrTotalConstantMemory, (long)p.totalConstMem},
       {cudaDevAttrWarpSize, p.warpSize},
+      {cudaDevAttrMaxPitch, (long)p.memPitch},
+      {cudaDevAttrMaxRegistersPerBlock, p.regsPerBlock},
+      {cudaDevAttrTextureAlignment, (long)p.textureAlignment},
       {cudaDevAttrMultiProcessorCount, p.multiProcessorCount},
+      {cudaDevAttrIntegrated, p.integrated},
+      {cudaDevAttrCanMapHostMemory, p.canMapHostMemory},
+      {cudaDevAttrConcurrentKernels, p.concurrentKernels},
+      {cudaDevAttrEccEnabled, p.ECCEnabled},
+      {cudaDevAttrPciBusId, p.pciBusID},
+      {cudaDevAttrPciDeviceId, p.pciDeviceID},
+      {cudaDevAttrPciDomainId, p.pciDomainID},
+      {cudaDevAttrGlobalMemoryBusWidth, p.memoryBusWidth},
+      {cudaDevAttrL2CacheSize, p.l2CacheSize},
+      {cudaDevAttrMaxThreadsPerMultiProcessor, p.maxThreadsPerMultiProcessor},
+      {cudaDevAttrAsyncEngineCount, p.asyncEngineCount},
+      {cudaDevAttrUnifiedAddressing, p.unifiedAddressing},
       {cudaDevAttrComputeCapabilityMajor, p.major},
       {cudaDevAttrComputeCapabilityMinor, p.minor},
-      {cudaDevAttrPciBusId, p.pciBusID},
-      {cudaDevAttrPciDomainId, p.pciDomainID},
-      {cudaDevAttrL2CacheSize, p.l2CacheSize},
-      {cudaDevAttrMaxSharedMemoryPerBlockOptin, (long)p.sharedMemPerBlockOptin},
+      {cudaDevAttrStreamPrioritiesSupported, p.streamPrioritiesSupported},
+      {cudaDevAttrGlobalL1CacheSupported, p.globalL1CacheSupported},
+      {cudaDevAttrLocalL1CacheSupported, p.localL1CacheSupported},
       {cudaDevAttrMaxSharedMemoryPerMultiprocessor, (long)p.sharedMemPerMultiprocessor},
-      {cudaDevAttrUnifiedAddressing, p.unifiedAddressing},
+      {cudaDevAttrMaxRegistersPerMultiprocessor, p.regsPerMultiprocessor},
+      {cudaDevAttrManagedMemory, p.managedMemory},
+      {cudaDevAttrComputePreemptionSupported, p.computePreemptionSupported},
       {cudaDevAttrCooperativeLaunch, p.cooperativeLaunch},
-      {cudaDevAttrClusterLaunch, p.clusterLaunch},
-      {cudaDevAttrNumaId, p.deviceNumaId},
+      {cudaDevAttrMaxSharedMemoryPerBlockOptin, (long)p.sharedMemPerBlockOptin},
+      {cudaDevAttrHostRegisterSupported, p.hostRegisterSupported},
+      {cudaDevAttrMaxBlocksPerMultiprocessor, p.maxBlocksPerMultiProcessor},
+      {cudaDevAttrReservedSharedMemoryPerBlock, (long)p.reservedSharedMemPerBlock},
+      {cudaDevAttrMemoryPoolsSupported, p.memoryPoolsSupported},
       {cudaDevAttrGPUDirectRDMASupported, p.gpuDirectRDMASupported},
+      {cudaDevAttrClusterLaunch, p.clusterLaunch},
+      {cudaDevAttrIpcEventSupport, p.ipcEventSupported},
+      {cudaDevAttrNumaId, p.deviceNumaId},
+      {cudaDevAttrHostNumaId, p.hostNumaId},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int v = -12345;
