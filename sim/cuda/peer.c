@@ -30,6 +30,15 @@ static unsigned char *slot(int device, int peer) {
   return &enabled[(size_t)device * (size_t)enabled_n + (size_t)peer];
 }
 
+/* Peer access is the process's own, as a CUDA context is: a forked rank
+ * starts with none enabled (and a lock no other thread of the parent holds). */
+static void child_after_fork(void) {
+  if (!sim_shm_on()) return;
+  pthread_mutex_init(&peer_lock, NULL);
+  if (enabled) memset(enabled, 0, (size_t)enabled_n * (size_t)enabled_n); /* kept, so still reachable */
+}
+__attribute__((constructor)) static void peer_atfork(void) { pthread_atfork(NULL, NULL, child_after_fork); }
+
 static bool device_ok(int device) { return device >= 0 && device < sim_device_count(); }
 
 SIM_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer) {
