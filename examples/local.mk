@@ -6,3 +6,42 @@ check_PROGRAMS += examples/dlpack_allreduce
 TESTS += examples/dlpack_allreduce
 examples_dlpack_allreduce_SOURCES = examples/dlpack_allreduce.c
 examples_dlpack_allreduce_LDADD = lib/libnccl4c.la $(BACKEND_LIBS)
+
+# Host programs in the styles NCCL documents (examples/nccl/), C++ that
+# builds unchanged against CUDA and NCCL: here against ncclsim, and run.
+# tests/examples-real compiles them against the real headers where
+# /usr/local/cuda has them.
+NCCL_EXAMPLES = examples/nccl/one_device_per_thread examples/nccl/comm_init_all \
+	examples/nccl/sendrecv_ring examples/nccl/allreduce_registered \
+	examples/nccl/symmetric_windows examples/nccl/half_allreduce
+if BACKEND_SIM
+if HAVE_CXX
+check_PROGRAMS += $(NCCL_EXAMPLES)
+TESTS += $(NCCL_EXAMPLES) tests/examples-real
+endif
+endif
+EXTRA_DIST += examples/nccl/check.h tests/examples-real.sh
+NCCL_EXAMPLE_CPPFLAGS = -I$(top_srcdir)/sim/include
+NCCL_EXAMPLE_LDADD = sim/libncclsim.la -lpthread
+examples_nccl_one_device_per_thread_SOURCES = examples/nccl/one_device_per_thread.cc
+examples_nccl_one_device_per_thread_CPPFLAGS = $(NCCL_EXAMPLE_CPPFLAGS)
+examples_nccl_one_device_per_thread_LDADD = $(NCCL_EXAMPLE_LDADD)
+examples_nccl_comm_init_all_SOURCES = examples/nccl/comm_init_all.cc
+examples_nccl_comm_init_all_CPPFLAGS = $(NCCL_EXAMPLE_CPPFLAGS)
+examples_nccl_comm_init_all_LDADD = $(NCCL_EXAMPLE_LDADD)
+examples_nccl_sendrecv_ring_SOURCES = examples/nccl/sendrecv_ring.cc
+examples_nccl_sendrecv_ring_CPPFLAGS = $(NCCL_EXAMPLE_CPPFLAGS)
+examples_nccl_sendrecv_ring_LDADD = $(NCCL_EXAMPLE_LDADD)
+examples_nccl_allreduce_registered_SOURCES = examples/nccl/allreduce_registered.cc
+examples_nccl_allreduce_registered_CPPFLAGS = $(NCCL_EXAMPLE_CPPFLAGS)
+examples_nccl_allreduce_registered_LDADD = $(NCCL_EXAMPLE_LDADD)
+examples_nccl_symmetric_windows_SOURCES = examples/nccl/symmetric_windows.cc
+examples_nccl_symmetric_windows_CPPFLAGS = $(NCCL_EXAMPLE_CPPFLAGS)
+examples_nccl_symmetric_windows_LDADD = $(NCCL_EXAMPLE_LDADD)
+examples_nccl_half_allreduce_SOURCES = examples/nccl/half_allreduce.cc
+examples_nccl_half_allreduce_CPPFLAGS = $(NCCL_EXAMPLE_CPPFLAGS)
+examples_nccl_half_allreduce_LDADD = $(NCCL_EXAMPLE_LDADD)
+tests/examples-real: $(srcdir)/tests/examples-real.sh Makefile
+	$(AM_V_GEN){ echo '#!/bin/sh'; echo "CXX='$(CXX)'"; echo "top_srcdir='$(abs_top_srcdir)'"; \
+	  cat $(srcdir)/tests/examples-real.sh; } > $@ && chmod +x $@
+CLEANFILES += tests/examples-real

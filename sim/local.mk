@@ -1,6 +1,8 @@
 # ncclsim: the simulated NCCL and CUDA runtime (see docs/architecture.md).
 ncclsiminclude_HEADERS += sim/include/nccl.h sim/include/cuda_runtime_api.h \
-	sim/include/cuda_runtime.h sim/include/ncclsim.h sim/include/nccl_device.h
+	sim/include/cuda_runtime.h sim/include/ncclsim.h sim/include/nccl_device.h \
+	sim/include/ncclsim_fp.h sim/include/cuda_fp16.h sim/include/cuda_bf16.h sim/include/cuda_fp8.h \
+	sim/include/vector_types.h sim/include/vector_functions.h
 noinst_HEADERS += sim/sim.h sim/transport.h sim/cuda/cuda_internal.h sim/core/core_internal.h sim/comm/comm_internal.h sim/coll/coll_internal.h \
 	sim/dev/dev_internal.h sim/rma/rma_internal.h
 
@@ -16,7 +18,7 @@ sim_libncclsim_la_LIBADD = sim/libncclsim_core.la $(JANSSON_LIBS) -lpthread -lm
 sim_libncclsim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
 sim_libncclsim_core_la_SOURCES = \
 	sim/util/param.c sim/util/log.c sim/util/alloc.c sim/util/shm.c sim/util/job.c sim/util/wait.c sim/util/block.c \
-	sim/cuda/device.c sim/cuda/memory.c sim/cuda/stream.c sim/cuda/event.c sim/cuda/memcpy.c \
+	sim/cuda/device.c sim/cuda/props.c sim/cuda/peer.c sim/cuda/memory.c sim/cuda/stream.c sim/cuda/event.c sim/cuda/memcpy.c \
 	sim/core/rendezvous.c sim/core/connect.c sim/core/task.c sim/core/group.c sim/core/fail.c sim/core/trace.c \
 	sim/comm/clique.c sim/comm/comm.c sim/comm/init.c sim/comm/split.c sim/comm/options.c \
 	sim/comm/checks.c \
@@ -40,3 +42,6 @@ endif
 sim_ncclsim_trace_merge_SOURCES = sim/trace_merge.c
 sim_ncclsim_trace_merge_CPPFLAGS = -I$(top_builddir) $(JANSSON_CFLAGS)
 sim_ncclsim_trace_merge_LDADD = $(JANSSON_LIBS)
+
+# The binary drop-in: libnccl.so.2 and libcudart.so.13 under $(libdir)/ncclsim.
+include $(srcdir)/sim/dropin/local.mk

@@ -6,6 +6,7 @@ SIM_TESTS = tests/sim_p2p tests/sim_stream tests/sim_timeout tests/sim_rma
 SIM_TESTS += tests/sim_coll tests/sim_dtype tests/sim_fault
 SIM_TESTS += tests/sim_scale
 SIM_TESTS += tests/sim_cuda tests/sim_comm tests/sim_util tests/sim_dev
+SIM_TESTS += tests/sim_cuda_api
 SIM_TESTS += tests/sim_rendezvous tests/sim_block tests/sim_procs
 if HAVE_JANSSON
 SIM_TESTS += tests/sim_trace
@@ -133,3 +134,10 @@ endif
 endif
 EXTRA_DIST += tests/trace-merge.sh
 
+# The narrow-float headers (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h).
+include $(srcdir)/tests/fp.mk
+tests_sim_cuda_api_SOURCES = tests/sim_cuda_api.c
+tests_sim_cuda_api_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_cuda_api_LDADD = $(SIM_TEST_LDADD)
+# ncclsim's headers against CUDA's and NCCL's.
+include $(srcdir)/tests/compat.mk

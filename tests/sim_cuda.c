@@ -536,8 +536,9 @@ static void test_host_memory(void **state) {
   int local;
   assert_int_equal(cudaPointerGetAttributes(&a, &local), cudaSuccess);
   assert_int_equal(a.type, cudaMemoryTypeUnregistered);
-  assert_int_equal(a.device, -1);
+  assert_int_equal(a.device, -2); /* as CUDA 13 reports it (measured on an H100) */
   assert_null(a.devicePointer);
+  assert_ptr_equal(a.hostPointer, &local);
   assert_int_equal(cudaPointerGetAttributes(&a, NULL), cudaSuccess);
   assert_int_equal(a.type, cudaMemoryTypeUnregistered);
   assert_int_equal(cudaPointerGetAttributes(&a, (void *)(uintptr_t)16), cudaSuccess); /* below all */
@@ -593,9 +594,12 @@ static void test_zero_size_malloc(void **state) {
 static void test_device_memory_limit(void **state) {
   (void)state;
   size_t fr = 0, tot = 0;
-  assert_int_equal(cudaMemGetInfo(NULL, &tot), cudaErrorInvalidValue);
-  assert_int_equal(cudaMemGetInfo(&fr, NULL), cudaErrorInvalidValue);
-  assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+  /* CUDA 13 takes NULL for either (measured) and fills the other. */
+  assert_int_equal(cudaMemGetInfo(NULL, &tot), cudaSuccess);
+  assert_true(tot > 0);
+  assert_int_equal(cudaMemGetInfo(&fr, NULL), cudaSuccess);
+  assert_true(fr > 0 && fr <= tot);
+  assert_int_equal(cudaGetLastError(), cudaSuccess);
   assert_int_equal(cudaSetDevice(4), cudaSuccess);
   assert_int_equal(ncclsimParamSet("DEVICE_MEM", "65536"), ncclSuccess);
   assert_int_equal(cudaMemGetInfo(&fr, &tot), cudaSuccess);
@@ -977,7 +981,8 @@ static void test_event_args(void **state) {
   assert_int_equal(cudaEventDestroy(u), cudaSuccess);
 
   assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
-  assert_int_equal(cudaStreamWaitEvent(s, e, 1), cudaErrorInvalidValue);
+  assert_int_equal(cudaStreamWaitEvent(s, e, cudaEventWaitExternal), cudaErrorIllegalState); /* no capture */
+  assert_int_equal(cudaStreamWaitEvent(s, e, 2), cudaErrorInvalidValue);
   assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
   assert_int_equal(cudaEventRecord(e, s), cudaErrorInvalidResourceHandle); /* destroyed stream */
   assert_int_equal(cudaStreamWaitEvent(s, e, 0), cudaErrorInvalidResourceHandle);

@@ -4,6 +4,9 @@
 
 #include "../sim.h"
 
+/* priority within CUDA's stream priority range (props.c): out-of-range
+ * priorities are clamped, as CUDA does. */
+int sim_stream_priority_clamp(int priority);
 /* Records err as the thread's last CUDA error (cudaGetLastError) and
  * returns it; cudaSuccess is returned untouched. */
 cudaError_t sim_cuda_error(cudaError_t err);

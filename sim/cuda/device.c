@@ -43,37 +43,6 @@ SIM_EXPORT cudaError_t cudaGetDevice(int *device) {
   return cudaSuccess;
 }
 
-SIM_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
-  if (!prop) return sim_cuda_error(cudaErrorInvalidValue);
-  if (device < 0 || device >= sim_device_count()) return sim_cuda_error(cudaErrorInvalidDevice);
-  memset(prop, 0, sizeof *prop);
-  snprintf(prop->name, sizeof prop->name, "ncclsim device %d", device);
-  prop->totalGlobalMem = (size_t)sim_param(SIM_P_DEVICE_MEM);
-  prop->sharedMemPerBlock = 48 * 1024;
-  prop->warpSize = 32;
-  prop->maxThreadsPerBlock = 1024;
-  prop->major = 9; /* reports as Hopper: real NCCL was observed on H200s */
-  prop->minor = 0;
-  prop->multiProcessorCount = 132;
-  prop->pciBusID = device + 1;
-  prop->unifiedAddressing = 1;
-  return cudaSuccess;
-}
-
-SIM_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer) {
-  if (!can) return sim_cuda_error(cudaErrorInvalidValue);
-  int n = sim_device_count();
-  if (device < 0 || device >= n || peer < 0 || peer >= n) return sim_cuda_error(cudaErrorInvalidDevice);
-  *can = device != peer; /* one address space: every pair can, as on one NVLink node */
-  return cudaSuccess;
-}
-
-SIM_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) {
-  if (flags) return sim_cuda_error(cudaErrorInvalidValue);
-  if (peer < 0 || peer >= sim_device_count()) return sim_cuda_error(cudaErrorInvalidDevice);
-  return cudaSuccess;
-}
-
 SIM_EXPORT cudaError_t cudaDriverGetVersion(int *v) {
   if (!v) return sim_cuda_error(cudaErrorInvalidValue);
   *v = CUDART_VERSION;
@@ -99,9 +68,13 @@ SIM_EXPORT cudaError_t cudaPeekAtLastError(void) { return last_error; }
   X(cudaErrorInvalidMemcpyDirection, "invalid copy direction for memcpy")            \
   X(cudaErrorNoDevice, "no CUDA-capable device is detected")                         \
   X(cudaErrorInvalidDevice, "invalid device ordinal")                                \
+  X(cudaErrorPeerAccessUnsupported, "peer access is not supported between these two devices") \
   X(cudaErrorInvalidResourceHandle, "invalid resource handle")                       \
+  X(cudaErrorIllegalState, "the operation cannot be performed in the present state") \
   X(cudaErrorNotReady, "device not ready")                                           \
   X(cudaErrorIllegalAddress, "an illegal memory access was encountered")             \
+  X(cudaErrorPeerAccessAlreadyEnabled, "peer access is already enabled")             \
+  X(cudaErrorPeerAccessNotEnabled, "peer access has not been enabled")               \
   X(cudaErrorLaunchFailure, "unspecified launch failure")                            \
   X(cudaErrorTimeout, "the operation timed out (ncclsim: NCCLSIM_TIMEOUT expired)")  \
   X(cudaErrorUnknown, "unknown error")

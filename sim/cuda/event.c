@@ -41,8 +41,10 @@ static struct CUevent_st *resolve(cudaEvent_t e) {
 }
 
 SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned int flags) {
-  if (!pe || (flags & ~(unsigned)(cudaEventBlockingSync | cudaEventDisableTiming)))
+  if (!pe || (flags & ~(unsigned)(cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess)))
     return sim_cuda_error(cudaErrorInvalidValue);
+  /* CUDA's rule: an interprocess event cannot time. */
+  if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)) return sim_cuda_error(cudaErrorInvalidValue);
   sim_mutex_lock(&events_lock);
   struct CUevent_st *e = NULL;
   for (struct CUevent_st *p = all_events; p; p = p->next_all)
@@ -188,6 +190,9 @@ SIM_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t sh, cudaEvent_t h, unsig
   cudaError_t err;
   struct CUevent_st *e = resolve(h);
   if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  /* cudaEventWaitExternal belongs to graph capture, which ncclsim does not
+   * have: CUDA answers it outside a capture with cudaErrorIllegalState. */
+  if (flags == cudaEventWaitExternal) return sim_cuda_error(cudaErrorIllegalState);
   if (flags) return sim_cuda_error(cudaErrorInvalidValue);
   sim_stream *s = sim_stream_resolve(sh, &err);
   if (!s) return sim_cuda_error(err);

@@ -54,27 +54,54 @@ static cudaError_t enqueue(void *dst, const void *src, int value, size_t bytes, 
   return sync ? sim_cuda_error(sim_stream_drain(s)) : cudaSuccess;
 }
 
-static bool kind_ok(enum cudaMemcpyKind kind) {
-  return kind >= cudaMemcpyHostToHost && kind <= cudaMemcpyDefault;
+/* A side that the kind calls "device" must be memory the device can
+ * reach: cudaMalloc'd, pinned (cudaMallocHost) or ncclMemAlloc'd. CUDA 13
+ * refuses pageable host memory there with cudaErrorInvalidValue and takes
+ * anything on a "host" side (measured); cudaMemcpyDefault takes anything. */
+static cudaError_t check_kind(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, const char *what) {
+  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidMemcpyDirection;
+  if (n && (!src || !dst)) return cudaErrorInvalidValue;
+  bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  if (n && ((dst_dev && !sim_mem_lookup(dst, NULL)) || (src_dev && !sim_mem_lookup(src, NULL)))) {
+    SIM_WARN(SIM_ALLOC, "%s: kind %d names a device pointer, but %p is host memory that CUDA does not know", what,
+             (int)kind, dst_dev && !sim_mem_lookup(dst, NULL) ? dst : (void *)src);
+    return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
 }
 
 SIM_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind) {
-  if (!kind_ok(kind)) return sim_cuda_error(cudaErrorInvalidMemcpyDirection);
-  if (n && !src) return sim_cuda_error(cudaErrorInvalidValue);
+  cudaError_t err = check_kind(dst, src, n, kind, "cudaMemcpy");
+  if (err != cudaSuccess) return sim_cuda_error(err);
   return enqueue(dst, src, 0, n, 0, true, "cudaMemcpy");
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                                        cudaStream_t s) {
-  if (!kind_ok(kind)) return sim_cuda_error(cudaErrorInvalidMemcpyDirection);
-  if (n && !src) return sim_cuda_error(cudaErrorInvalidValue);
+  cudaError_t err = check_kind(dst, src, n, kind, "cudaMemcpyAsync");
+  if (err != cudaSuccess) return sim_cuda_error(err);
   return enqueue(dst, src, 0, n, s, false, "cudaMemcpyAsync");
 }
 
+/* cudaMemset writes device memory: pageable host memory is refused, as in
+ * CUDA 13 (measured). */
+static cudaError_t check_memset(void *dst, size_t n, const char *what) {
+  if (n && dst && !sim_mem_lookup(dst, NULL)) {
+    SIM_WARN(SIM_ALLOC, "%s: %p is host memory that CUDA does not know, not device memory", what, dst);
+    return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+
 SIM_EXPORT cudaError_t cudaMemset(void *dst, int value, size_t n) {
+  cudaError_t err = check_memset(dst, n, "cudaMemset");
+  if (err != cudaSuccess) return sim_cuda_error(err);
   return enqueue(dst, NULL, value, n, 0, true, "cudaMemset");
 }
 
 SIM_EXPORT cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s) {
+  cudaError_t err = check_memset(dst, n, "cudaMemsetAsync");
+  if (err != cudaSuccess) return sim_cuda_error(err);
   return enqueue(dst, NULL, value, n, s, false, "cudaMemsetAsync");
 }

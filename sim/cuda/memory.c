@@ -178,11 +178,18 @@ SIM_EXPORT cudaError_t cudaFree(void *p) {
 
 SIM_EXPORT cudaError_t cudaMallocHost(void **p, size_t size) {
   if (!p) return sim_cuda_error(cudaErrorInvalidValue);
+  if (size == 0) { /* CUDA 13 gives NULL here (measured), which cudaFreeHost takes */
+    *p = NULL;
+    return cudaSuccess;
+  }
   return sim_cuda_error(sim_mem_alloc(p, size, -1, SIM_MEM_HOST, DEVICE_ALIGN));
 }
 
+/* The flags change nothing here: host memory is already mapped, portable
+ * and coherent in one address space. Unknown flags fail, as in CUDA. */
 SIM_EXPORT cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags) {
-  (void)flags;
+  if (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined))
+    return sim_cuda_error(cudaErrorInvalidValue);
   return cudaMallocHost(p, size);
 }
 
@@ -191,15 +198,15 @@ SIM_EXPORT cudaError_t cudaFreeHost(void *p) {
   return sim_cuda_error(sim_mem_free(p, SIM_MEM_HOST));
 }
 
+/* Either pointer may be NULL: CUDA 13 accepts that (measured). */
 SIM_EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total) {
-  if (!free_bytes || !total) return sim_cuda_error(cudaErrorInvalidValue);
   size_t limit = (size_t)sim_param(SIM_P_DEVICE_MEM);
   pthread_rwlock_rdlock(&R->lock);
   size_t dev = (size_t)sim_current_device();
   size_t used = dev < R->ndev ? R->dev_used[dev] : 0;
   pthread_rwlock_unlock(&R->lock);
-  *total = limit;
-  *free_bytes = limit - used;
+  if (total) *total = limit;
+  if (free_bytes) *free_bytes = limit - used;
   return cudaSuccess;
 }
 
@@ -207,9 +214,12 @@ SIM_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *at
   if (!attr) return sim_cuda_error(cudaErrorInvalidValue);
   sim_alloc_info a;
   memset(attr, 0, sizeof *attr);
-  attr->device = -1;
   if (!ptr || !sim_mem_lookup(ptr, &a)) {
+    /* What CUDA 13 reports for memory it does not know (measured):
+     * device -2, the pointer as a host pointer. */
     attr->type = cudaMemoryTypeUnregistered;
+    attr->device = -2;
+    attr->hostPointer = (void *)ptr;
     return cudaSuccess;
   }
   attr->type = a.kind == SIM_MEM_HOST ? cudaMemoryTypeHost : cudaMemoryTypeDevice;

@@ -24,6 +24,7 @@ struct CUstream_st {
   _Atomic uint32_t magic;
   int device;
   unsigned flags;
+  int priority; /* as given, clamped; ncclsim's workers do not act on it */
   bool is_default;
   pthread_mutex_t lock; /* guards head, tail, running, started, and a marker's count */
   sim_op *head, *tail;
@@ -119,7 +120,7 @@ static void *worker_main(void *arg) {
 }
 
 /* A pooled or new stream, not yet published. Caller holds streams_lock. */
-static sim_stream *stream_make(int device, unsigned flags, bool is_default) {
+static sim_stream *stream_make(int device, unsigned flags, int priority, bool is_default) {
   sim_stream *s = NULL;
   for (sim_stream *p = all_streams; p; p = p->next_all)
     if (atomic_load(&p->magic) == 0 && !p->started) {
@@ -135,6 +136,7 @@ static sim_stream *stream_make(int device, unsigned flags, bool is_default) {
   }
   s->device = device;
   s->flags = flags;
+  s->priority = priority;
   s->is_default = is_default;
   s->head = s->tail = NULL;
   atomic_store(&s->enqueued, 0);
@@ -158,7 +160,7 @@ static sim_stream *default_stream(int device) {
     defaults = d;
     ndefaults = n;
   }
-  if (!defaults[device]) defaults[device] = stream_make(device, cudaStreamDefault, true);
+  if (!defaults[device]) defaults[device] = stream_make(device, cudaStreamDefault, 0, true);
   sim_stream *s = defaults[device];
   pthread_mutex_unlock(&streams_lock);
   return s;
@@ -313,13 +315,35 @@ static cudaError_t device_drain(int device) {
   return first;
 }
 
-SIM_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned int flags) {
+SIM_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *ps, unsigned int flags, int priority) {
   if (!ps || (flags & ~(unsigned)cudaStreamNonBlocking)) return sim_cuda_error(cudaErrorInvalidValue);
   sim_mutex_lock(&streams_lock);
-  sim_stream *s = stream_make(sim_current_device(), flags, false);
+  sim_stream *s = stream_make(sim_current_device(), flags, sim_stream_priority_clamp(priority), false);
   pthread_mutex_unlock(&streams_lock);
   if (!s) return sim_cuda_error(cudaErrorMemoryAllocation);
   *ps = s;
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned int flags) {
+  return cudaStreamCreateWithPriority(ps, flags, 0);
+}
+
+SIM_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t h, int *priority) {
+  cudaError_t err;
+  if (!priority) return sim_cuda_error(cudaErrorInvalidValue);
+  sim_stream *s = sim_stream_resolve(h, &err);
+  if (!s) return sim_cuda_error(err);
+  *priority = s->priority;
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t h, unsigned int *flags) {
+  cudaError_t err;
+  if (!flags) return sim_cuda_error(cudaErrorInvalidValue);
+  sim_stream *s = sim_stream_resolve(h, &err);
+  if (!s) return sim_cuda_error(err);
+  *flags = s->flags;
   return cudaSuccess;
 }
 

@@ -21,7 +21,14 @@
 #ifndef __cplusplus
 #include <stdbool.h>
 #endif
-#include <cuda_runtime_api.h>
+/* What NCCL's nccl.h includes: C++ programs get <cstring> and <utility>
+ * through cuda_fp16.h, and __half, __nv_bfloat16 and (C++ only) float8. */
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#if __cplusplus
+#include <cuda_fp8.h>
+#endif
 
 #define NCCL_MAJOR 2
 #define NCCL_MINOR 30
