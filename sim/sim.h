@@ -19,6 +19,18 @@
 #include "nccl.h"
 #include "ncclsim.h"
 
+/* 1 in ThreadSanitizer builds (GCC's macro, clang's feature test). */
+#if defined(__SANITIZE_THREAD__)
+#define SIM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SIM_TSAN 1
+#endif
+#endif
+#ifndef SIM_TSAN
+#define SIM_TSAN 0
+#endif
+
 #define SIM_EXPORT __attribute__((visibility("default")))
 #define SIM_UNUSED __attribute__((unused))
 #define SIM_PRINTF(a, b) __attribute__((format(printf, a, b)))

@@ -37,12 +37,7 @@
  * puts programs, libraries, heaps and stacks, and from ASan's regions.
  * ThreadSanitizer allows application memory only in its own ranges: there,
  * well above the program and its brk heap, inside the range for programs. */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SIM_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__) || defined(SIM_TSAN)
+#if SIM_TSAN
 #define JOB_ARENA_ADDR ((uintptr_t)0x560000000000ull)
 #else
 #define JOB_ARENA_ADDR ((uintptr_t)0x3f0000000000ull)
