@@ -18,6 +18,7 @@ conformance_n4c_conformance_SOURCES = \
 	conformance/result.c \
 	conformance/launch_threads.c \
 	conformance/launch_mpi.c \
+	conformance/launch_procs.c \
 	conformance/report.c \
 	conformance/junit.c \
 	conformance/table.c \
