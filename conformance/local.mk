@@ -44,18 +44,21 @@ conformance_n4c_conformance_CFLAGS = $(AM_CFLAGS) -O2
 endif
 EXTRA_DIST += conformance/cases.def
 
-# make check: the suite on ncclsim at 2, 4 and 8 ranks on one node, and at
-# 4 ranks on 2 simulated nodes (NCCLSIM_RANKS_PER_NODE=2), through the TAP
-# driver; each run leaves its JSON and JUnit reports in the build tree.
+# make check: the suite on ncclsim at 2, 4 and 8 ranks as threads on one
+# node, at 4 ranks on 2 simulated nodes (NCCLSIM_RANKS_PER_NODE=2), and at 2
+# and 4 ranks as processes (--procs), through the TAP driver; each run leaves
+# its JSON and JUnit reports in the build tree.
 if BACKEND_SIM
 TESTS += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap \
-	conformance/suite-n4-2nodes.tap
+	conformance/suite-n4-2nodes.tap conformance/suite-procs2.tap conformance/suite-procs4.tap
 endif
 EXTRA_DIST += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap \
-	conformance/suite-n4-2nodes.tap
+	conformance/suite-n4-2nodes.tap conformance/suite-procs2.tap conformance/suite-procs4.tap
 CLEANFILES += conformance/report-n2.json conformance/report-n4.json \
 	conformance/report-n8.json conformance/report-n2.xml conformance/report-n4.xml \
-	conformance/report-n8.xml conformance/report-n4-2nodes.json conformance/report-n4-2nodes.xml
+	conformance/report-n8.xml conformance/report-n4-2nodes.json conformance/report-n4-2nodes.xml \
+	conformance/report-procs2.json conformance/report-procs2.xml \
+	conformance/report-procs4.json conformance/report-procs4.xml
 
 # The side-by-side table (--table, --html) on two sample reports and on the
 # reports in docs/conformance/; what it refuses; the page in a browser
