@@ -509,8 +509,8 @@ static void abort_case(struct case_result *res, enum outcome how)
     }
   kill_all();
   if (how == TIMED_OUT)
-    result_abort(res, "timed out after %d s (ranks not finished: %s); their processes were "
-                 "killed, the next case runs in fresh ones", P.run->opts->timeout, left);
+    result_abort(res, "timed out after %d s (ranks not finished: %s); the rank processes "
+                 "were killed", P.run->opts->timeout, left);
   else if (any)
     result_abort(res, "%s before the case ended (ranks not finished: %s)", what,
                  left[0] ? left : "none");
@@ -625,6 +625,11 @@ static void run_case(struct run *run, size_t i)
   double t0 = now();
 
   result_init(res, P.nranks);
+  /* The ranks are idle, past their last use of the block: a fresh start. */
+  P.ctl->active = P.nranks;
+  P.ctl->arrived = 0;
+  P.ctl->stopped = false;
+  P.ctl->snap_stopped = false;
   if (send_case(res, i)) {
     enum outcome how = collect(res, t0 + run->opts->timeout);
 
@@ -641,6 +646,8 @@ static bool stop_ranks(struct run *run)
   double deadline = now() + run->opts->timeout;
   bool clean = true;
 
+  if (!P.alive)
+    return true; /* the last case's set was killed, and that case reported it */
   for (int r = 0; r < P.nranks; r++) {
     if (P.kids[r].cmd >= 0)
       close(P.kids[r].cmd);
