@@ -43,6 +43,8 @@
   X(BW_GBS, "BW_GBS", "100", "ncclGroupSimulateEnd model: link bandwidth in GB/s")              \
   X(STACK_KB, "STACK_KB", "256", "stack size of each stream worker thread, in KiB")                \
   X(STREAM_DEPTH, "STREAM_DEPTH", "1022", "operations a stream holds pending (NCCL operations, async copies and memsets); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
+  X(PROCESSES, "PROCESSES", "0", "1: ncclsim's state and device memory live in memory shared with the processes this one forks, so ranks can be processes (ncclsimProcessesInit)") \
+  X(SHM_SIZE, "SHM_SIZE", "68719476736", "with NCCLSIM_PROCESSES=1: bytes of address space the shared arena reserves (pages are used only as touched)") \
   X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died") \
   X(DEBUG, "DEBUG", "none", "log level: WARN, INFO or TRACE, NCCL-style lines on stderr; anything else prints nothing") \
   X(DEBUG_SUBSYS, "DEBUG_SUBSYS", "ALL", "comma-separated subsystems logged: INIT, ALLOC, STREAM, P2P, COLL, RMA, DEV, ALL (unknown names ignored; empty: ALL)") \
@@ -123,6 +125,42 @@ void *sim_realloc(void *p, size_t size);
 void *sim_aligned_alloc(size_t align, size_t size);
 void sim_free(void *p);
 char *sim_strdup(const char *s);
+
+/* ------------------------------------------------------------------------
+ * Ranks as processes (util/shm.c). With NCCLSIM_PROCESSES=1 every
+ * allocation above comes from one arena shared with later-forked children,
+ * at the same address in each. Locks of state that peers may touch are
+ * made with sim_mutex_init (process-shared and robust then) and taken with
+ * sim_mutex_lock (which survives an owner that died). What used to be a
+ * static shared by all ranks is a block from sim_shared(). */
+enum { SIM_SHM_MAX_PROCS = 1024 };
+typedef enum {
+  SIM_SHARED_INIT,    /* comm/init.c: open init rounds */
+  SIM_SHARED_THREADS, /* util/block.c: thread numbers */
+  SIM_SHARED_TRACE,   /* core/trace.c: the cliques with a recorder */
+  SIM_SHARED_CLIQUES, /* comm/clique.c: live cliques, for dead peers */
+  SIM_SHARED_COUNT
+} sim_shared_id;
+bool sim_shm_on(void);
+/* The job's random name (0 without NCCLSIM_PROCESSES): unique ids carry it. */
+uint64_t sim_shm_job(void);
+void *sim_shm_alloc(size_t align, size_t size);
+void sim_shm_free(void *p);
+size_t sim_shm_usable(const void *p);
+bool sim_shm_contains(const void *p);
+void sim_shm_stats(size_t *used, size_t *size);
+/* The shared block `id` (size bytes, zeroed, then init), made by the first
+ * caller of any process; NULL out of memory. */
+void *sim_shared(sim_shared_id id, size_t size, void (*init)(void *));
+void sim_mutex_init(pthread_mutex_t *m);
+void sim_mutex_lock(pthread_mutex_t *m);
+void sim_rwlock_init(pthread_rwlock_t *l);
+/* Registers this process as a member of the job (at its first
+ * communicator) and starts the thread that watches the others. */
+void sim_proc_register(void);
+/* Called by that thread when process `pid` has exited: fails every
+ * communicator with ranks in it (comm/clique.c). Idempotent. */
+void sim_proc_exited(int pid);
 
 /* ------------------------------------------------------------------------
  * Timed waiting (util/wait.c). A waitq is a futex word: a waker changes the
@@ -283,7 +321,6 @@ typedef struct sim_rv_table {
   sim_rv *open; /* rounds not yet complete, under lock */
   sim_waitq wq; /* woken at every arrival and departure */
 } sim_rv_table;
-#define SIM_RV_TABLE_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, SIM_WAITQ_INIT}
 /* DETACHED: see above. ONCE: a rank already in the round is no error: the
  * arrival is dropped (for idempotent arrivals such as connections). */
 enum { SIM_RV_DETACHED = 1, SIM_RV_ONCE = 2 };
@@ -388,6 +425,11 @@ struct sim_clique {
    * as it sees them complete (a task): the waker wakes the waiter's rank
    * queue, which lives as long as the clique, never the object itself. */
   sim_waitq *rank_wq;
+  /* Ranks as processes: the live cliques of the job (comm/clique.c), and
+   * the first rank whose process exited (0 pid: none). */
+  struct sim_clique *live_prev, *live_next;
+  _Atomic int exited_pid;
+  int exited_rank;
 };
 
 /* The wait queue of `rank`, and a wake of it. Safe to call while the waker's
@@ -415,6 +457,7 @@ struct ncclComm {
   uint64_t ntasks;      /* NCCL operations submitted so far */
   uint64_t fault_at;    /* NCCLSIM_FAULT: this rank dies at this operation (0: never) */
   _Atomic int dead;     /* stopped by NCCLSIM_FAULT: its operations never reach peers */
+  int pid;                 /* the process the rank lives in */
   _Atomic uint64_t driver; /* sim_thread_self() of its last NCCL call (0: none yet) */
   _Atomic int driver_tid;
 };

@@ -106,7 +106,7 @@ static ncclResult_t coll_clique_init(sim_clique *c) {
     sim_free(st);
     return ncclSystemError;
   }
-  pthread_mutex_init(&st->lock, NULL);
+  sim_mutex_init(&st->lock);
   sim_rv_table_init(&st->rounds);
   c->area[SIM_AREA_COLL] = st;
   return ncclSuccess;
@@ -159,7 +159,7 @@ static int describe_call(const coll_task *t, char *buf, size_t len) {
 /* coll_describe runs under the comm's lock (the timeout dump of another
  * rank); so does every change of t->round once the task is posted. */
 static void set_round(coll_task *t, sim_rv *rv) {
-  pthread_mutex_lock(&t->base.comm->lock);
+  sim_mutex_lock(&t->base.comm->lock);
   t->round = rv;
   pthread_mutex_unlock(&t->base.comm->lock);
 }

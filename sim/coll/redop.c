@@ -39,7 +39,7 @@ SIM_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, 
   uint32_t id = atomic_fetch_add(&next_id, 1) % 0x3fffffu;
   o->value = (ncclRedOp_t)(0x40000000u | (id << 7) | 0x5au);
   coll_state *st = state_of(comm);
-  pthread_mutex_lock(&st->lock);
+  sim_mutex_lock(&st->lock);
   o->next = st->ops[comm->rank];
   st->ops[comm->rank] = o;
   pthread_mutex_unlock(&st->lock);
@@ -55,7 +55,7 @@ SIM_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   if ((res = sim_comm_check(comm, fn)) != ncclSuccess) return res;
   coll_state *st = state_of(comm);
   sim_redop *found = NULL;
-  pthread_mutex_lock(&st->lock);
+  sim_mutex_lock(&st->lock);
   for (sim_redop **pp = &st->ops[comm->rank]; *pp; pp = &(*pp)->next)
     if ((*pp)->value == op) {
       found = *pp;
@@ -74,7 +74,7 @@ SIM_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
 ncclResult_t sim_redop_lookup(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t dt, const char *fn, sim_redop *out) {
   coll_state *st = state_of(comm);
   const sim_redop *o;
-  pthread_mutex_lock(&st->lock);
+  sim_mutex_lock(&st->lock);
   for (o = st->ops[comm->rank]; o && o->value != op; o = o->next) {
   }
   if (o) *out = *o;
@@ -95,7 +95,7 @@ ncclResult_t sim_redop_lookup(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t dt
 void sim_redop_comm_fini(ncclComm_t comm) {
   coll_state *st = state_of(comm);
   if (!st) return;
-  pthread_mutex_lock(&st->lock);
+  sim_mutex_lock(&st->lock);
   sim_redop *o = st->ops[comm->rank];
   st->ops[comm->rank] = NULL;
   pthread_mutex_unlock(&st->lock);

@@ -2,8 +2,63 @@
  * sim/comm/clique.c — a rank's comm, and the clique that binds the ranks
  * of one communicator: its topology and every area's state.
  */
+#include <unistd.h>
+
 #include "comm_internal.h"
 #include "../transport.h"
+
+/* The live cliques, for sim_proc_exited: shared by the processes of a job. */
+typedef struct {
+  pthread_mutex_t lock;
+  sim_clique *head;
+} clique_list;
+static void list_init(void *p) { sim_mutex_init(&((clique_list *)p)->lock); }
+static clique_list *live(void) {
+  static clique_list *l;
+  if (!l) l = sim_shared(SIM_SHARED_CLIQUES, sizeof *l, list_init);
+  return l;
+}
+
+static void live_link(sim_clique *c) {
+  clique_list *l = live();
+  if (!l) return;
+  sim_mutex_lock(&l->lock);
+  c->live_prev = NULL;
+  c->live_next = l->head;
+  if (l->head) l->head->live_prev = c;
+  l->head = c;
+  pthread_mutex_unlock(&l->lock);
+}
+
+static void live_unlink(sim_clique *c) {
+  clique_list *l = live();
+  if (!l) return;
+  sim_mutex_lock(&l->lock);
+  if (c->live_prev) c->live_prev->live_next = c->live_next;
+  else if (l->head == c) l->head = c->live_next;
+  if (c->live_next) c->live_next->live_prev = c->live_prev;
+  pthread_mutex_unlock(&l->lock);
+}
+
+void sim_proc_exited(int pid) {
+  clique_list *l = live();
+  if (!l) return;
+  sim_mutex_lock(&l->lock);
+  for (sim_clique *c = l->head; c; c = c->live_next) {
+    int rank = -1;
+    for (int r = 0; r < c->nranks && rank < 0; r++)
+      if (c->ranks[r] && c->ranks[r]->pid == pid) rank = r;
+    int none = 0;
+    if (rank < 0 || !atomic_compare_exchange_strong(&c->exited_pid, &none, pid)) continue;
+    c->exited_rank = rank;
+    SIM_WARN(SIM_INIT, "communicator %016llx: rank %d's process (pid %d) exited; its operations fail with "
+             "ncclRemoteError", (unsigned long long)c->key, rank, pid);
+    atomic_store(&c->aborted, 1); /* every wait of the clique ends */
+    sim_waitq_wake(&c->splits.wq);
+    for (int r = 0; r < c->nranks; r++) sim_wake_rank(c, r);
+  }
+  pthread_mutex_unlock(&l->lock);
+}
 
 static const sim_area *const areas[SIM_AREA_COUNT] = {&sim_area_conn, &sim_area_p2p, &sim_area_rma,
                                                       &sim_area_coll, &sim_area_dev};
@@ -16,8 +71,10 @@ ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *
   c->nranks = nranks;
   c->device = device;
   c->blocking = !(config && config->blocking == 0);
+  c->pid = (int)getpid();
+  sim_proc_register();
   atomic_store(&c->state, SIM_COMM_INITIALIZING);
-  pthread_mutex_init(&c->lock, NULL);
+  sim_mutex_init(&c->lock);
   c->pending.prev = c->pending.next = &c->pending;
   sim_comm_driven(c); /* the init caller drives it until another thread calls */
   sim_options_resolve(&c->opts);
@@ -34,6 +91,7 @@ void sim_comm_free(ncclComm_t c) {
 
 /* Frees a clique whose first `nareas` areas were set up, last first. */
 static void clique_free(sim_clique *c, int nareas) {
+  if (nareas == SIM_AREA_COUNT) live_unlink(c);
   while (--nareas >= 0)
     if (areas[nareas]->clique_fini) areas[nareas]->clique_fini(c);
   sim_trace_clique_fini(c);
@@ -58,7 +116,7 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
   c->key = key;
   c->nranks = nranks;
   c->tp = &sim_transport_local;
-  pthread_mutex_init(&c->lock, NULL);
+  sim_mutex_init(&c->lock);
   sim_rv_table_init(&c->splits);
   int rpn = comms[0]->opts.ranksPerNode;
   c->ranks_per_node = rpn > 0 && rpn < nranks ? rpn : nranks;
@@ -86,6 +144,7 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
     int first = m->node * c->ranks_per_node;
     m->lsa_size = nranks - first < c->ranks_per_node ? nranks - first : c->ranks_per_node;
   }
+  live_link(c);
   for (int r = 0; r < nranks; r++) atomic_store(&comms[r]->state, SIM_COMM_READY);
   SIM_INFO(SIM_INIT, "communicator %016llx: %d ranks on %d node(s) of %d", (unsigned long long)key, nranks,
            c->nnodes, c->ranks_per_node);

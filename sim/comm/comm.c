@@ -94,10 +94,10 @@ static ncclResult_t teardown(ncclComm_t comm, const char *op, bool abort) {
   drain(comm, op);
   /* A task's last act is to drop inflight and wake us under comm->lock;
    * taking the lock once waits out that wake before the comm is freed. */
-  pthread_mutex_lock(&comm->lock);
+  sim_mutex_lock(&comm->lock);
   pthread_mutex_unlock(&comm->lock);
   sim_comm_fini_areas(comm);
-  pthread_mutex_lock(&c->lock);
+  sim_mutex_lock(&c->lock);
   c->ranks[comm->rank] = NULL;
   pthread_mutex_unlock(&c->lock);
   SIM_INFO(SIM_INIT, "%s: rank %d of communicator %016llx", op, comm->rank, (unsigned long long)c->key);

@@ -25,10 +25,20 @@
 typedef struct {
   char magic[16];
   uint64_t key;
+  int32_t pid;  /* the process that made it */
+  int32_t pad;
+  uint64_t job; /* sim_shm_job() there: which processes share its state */
 } id_layout;
 
-/* Open init rounds, by the unique id's key; a slot is the rank's comm. */
-static sim_rv_table table = SIM_RV_TABLE_INIT;
+/* Open init rounds, by the unique id's key; a slot is the rank's comm.
+ * Shared by every process of a job (util/shm.c). */
+static void table_init(void *t) { sim_rv_table_init(t); }
+static sim_rv_table *init_table(void) {
+  static sim_rv_table *t;
+  if (!t) t = sim_shared(SIM_SHARED_INIT, sizeof *t, table_init);
+  return t;
+}
+#define table (*init_table())
 
 SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   if (!id) {
@@ -42,6 +52,8 @@ SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   uint64_t rnd = 0;
   if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = sim_now_ns();
   l.key = rnd ^ ((uint64_t)getpid() << 32) ^ atomic_fetch_add(&counter, 1);
+  l.pid = (int32_t)getpid();
+  l.job = sim_shm_job();
   memset(id, 0, sizeof *id);
   memcpy(id->internal, &l, sizeof l);
   return ncclSuccess;
@@ -53,6 +65,27 @@ static bool id_key(const ncclUniqueId *id, uint64_t *key) {
   if (memcmp(l.magic, ID_MAGIC, sizeof ID_MAGIC) != 0) return false;
   *key = l.key;
   return true;
+}
+
+/* Whether this process can meet the id's maker: itself, or a process of
+ * the same job (util/shm.c). Otherwise a WARN says why: without it both
+ * sides would wait out NCCLSIM_TIMEOUT for ranks they can never see. */
+static bool id_reachable(const ncclUniqueId *id, const char *op) {
+  id_layout l;
+  memcpy(&l, id->internal, sizeof l);
+  int self = (int)getpid();
+  uint64_t job = sim_shm_job();
+  if (l.job == job && (job != 0 || l.pid == self)) return true;
+  if (!job)
+    SIM_WARN(SIM_INIT, "%s: the unique id was made by process %d and this is process %d, which does not share "
+             "ncclsim's state with it. Ranks in separate processes need NCCLSIM_PROCESSES=1 (or "
+             "ncclsimProcessesInit()) in the process that forks them, before the fork; processes started apart "
+             "(mpirun) are not supported yet (docs/ncclsim.md, \"Ranks as processes\")", op, (int)l.pid, self);
+  else
+    SIM_WARN(SIM_INIT, "%s: the unique id was made by process %d of another ncclsim job (%016llx; this process, "
+             "pid %d, is in job %016llx): ranks of one communicator must descend from one process that set "
+             "NCCLSIM_PROCESSES=1", op, (int)l.pid, (unsigned long long)l.job, self, (unsigned long long)job);
+  return false;
 }
 
 ncclResult_t sim_config_check(const ncclConfig_t *config, const char *op) {
@@ -211,6 +244,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
     SIM_WARN(SIM_INIT, "%s: the unique id was not made by ncclGetUniqueId", op);
     return ncclInvalidArgument;
   }
+  if (!id_reachable(id, op)) return ncclInvalidUsage;
   SIM_CHECK(sim_config_check(config, op));
   ncclComm_t comm = sim_comm_alloc(nranks, rank, sim_current_device(), config);
   if (!comm) return ncclSystemError;

@@ -19,7 +19,7 @@ ncclResult_t sim_comm_fail(ncclComm_t comm, ncclResult_t res, const char *fmt, .
    * are often consequences ("its stream already failed") and would hide
    * the diagnostic that explains them. They are still logged. */
   if (atomic_compare_exchange_strong(&comm->async_error, &expect, (int)res)) {
-    pthread_mutex_lock(&comm->lock);
+    sim_mutex_lock(&comm->lock);
     snprintf(comm->last_error, sizeof comm->last_error, "%s", msg);
     pthread_mutex_unlock(&comm->lock);
   }
@@ -28,7 +28,7 @@ ncclResult_t sim_comm_fail(ncclComm_t comm, ncclResult_t res, const char *fmt, .
 }
 
 void sim_comm_pending_add(ncclComm_t comm, sim_pending *p) {
-  pthread_mutex_lock(&comm->lock);
+  sim_mutex_lock(&comm->lock);
   p->next = &comm->pending;
   p->prev = comm->pending.prev;
   p->prev->next = p;
@@ -37,7 +37,7 @@ void sim_comm_pending_add(ncclComm_t comm, sim_pending *p) {
 }
 
 void sim_comm_pending_del(ncclComm_t comm, sim_pending *p) {
-  pthread_mutex_lock(&comm->lock);
+  sim_mutex_lock(&comm->lock);
   if (p->next) {
     p->prev->next = p->next;
     p->next->prev = p->prev;
@@ -50,14 +50,14 @@ void sim_clique_dump_pending(sim_clique *c, const char *why) {
   if (atomic_exchange(&c->dumped, 1)) return;
   SIM_WARN(SIM_INIT, "communicator %016llx: %s; outstanding operations of its %d ranks:",
            (unsigned long long)c->key, why, c->nranks);
-  pthread_mutex_lock(&c->lock);
+  sim_mutex_lock(&c->lock);
   for (int r = 0; r < c->nranks; r++) {
     ncclComm_t m = c->ranks[r];
     if (!m) {
       SIM_WARN(SIM_INIT, "  rank %d: destroyed", r);
       continue;
     }
-    pthread_mutex_lock(&m->lock);
+    sim_mutex_lock(&m->lock);
     if (atomic_load(&m->dead))
       SIM_WARN(SIM_INIT, "  rank %d (device %d): stopped at its operation %llu (NCCLSIM_FAULT)", r, m->device,
                (unsigned long long)m->fault_at);

@@ -52,7 +52,7 @@ int sim_rv_nranks(const sim_rv *rv) { return rv->nranks; }
 int sim_rv_arrived(const sim_rv *rv) { return rv->arrived; }
 
 void sim_rv_table_init(sim_rv_table *t) {
-  pthread_mutex_init(&t->lock, NULL);
+  sim_mutex_init(&t->lock);
   t->open = NULL;
   atomic_init(&t->wq.seq, 0);
   atomic_init(&t->wq.sleepers, 0);
@@ -72,7 +72,7 @@ void sim_rv_table_fini(sim_rv_table *t) {
   pthread_mutex_destroy(&t->lock);
 }
 
-void sim_rv_lock(sim_rv_table *t) { pthread_mutex_lock(&t->lock); }
+void sim_rv_lock(sim_rv_table *t) { sim_mutex_lock(&t->lock); }
 void sim_rv_unlock(sim_rv_table *t) { pthread_mutex_unlock(&t->lock); }
 
 static void unlist(sim_rv_table *t, sim_rv *rv) {
@@ -106,7 +106,7 @@ static sim_rv *rv_new(const sim_rv_ops *ops, uint64_t key, int nranks, int expec
 ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key, int nranks, int expected,
                            int rank, unsigned flags, const void *slot, void *arg, sim_rv **out) {
   if (out) *out = NULL;
-  pthread_mutex_lock(&t->lock);
+  sim_mutex_lock(&t->lock);
   sim_rv *rv = sim_rv_find_locked(t, key);
   ncclResult_t res = ncclSuccess;
   if (!rv) {
@@ -188,7 +188,7 @@ ncclResult_t sim_rv_leave_locked(sim_rv_table *t, sim_rv *rv, int rank) {
 }
 
 ncclResult_t sim_rv_leave(sim_rv_table *t, sim_rv *rv, int rank) {
-  pthread_mutex_lock(&t->lock);
+  sim_mutex_lock(&t->lock);
   ncclResult_t res = sim_rv_leave_locked(t, rv, rank);
   pthread_mutex_unlock(&t->lock);
   sim_waitq_wake(&t->wq);
@@ -196,7 +196,7 @@ ncclResult_t sim_rv_leave(sim_rv_table *t, sim_rv *rv, int rank) {
 }
 
 bool sim_rv_withdraw(sim_rv_table *t, sim_rv *rv, int rank) {
-  pthread_mutex_lock(&t->lock);
+  sim_mutex_lock(&t->lock);
   bool open = !sim_rv_done(rv);
   if (open) sim_rv_leave_locked(t, rv, rank);
   pthread_mutex_unlock(&t->lock);

@@ -25,7 +25,7 @@ void sim_task_done(sim_task *t) {
   ncclComm_t comm = t->comm;
   t->ops->release(t);
   /* Under the lock: teardown frees the comm only after taking it. */
-  pthread_mutex_lock(&comm->lock);
+  sim_mutex_lock(&comm->lock);
   atomic_fetch_sub(&comm->inflight, 1);
   sim_waitq_wake(&comm->inflight_wq);
   pthread_mutex_unlock(&comm->lock);
@@ -51,7 +51,12 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
     }
     if (atomic_load(&t->comm->clique->aborted)) {
       t->result = ncclRemoteError;
-      sim_comm_fail(t->comm, t->result, "%s not run: the communicator was aborted or revoked", t->ops->name);
+      sim_clique *c = t->comm->clique;
+      if (atomic_load(&c->exited_pid))
+        sim_comm_fail(t->comm, t->result, "%s not run: rank %d's process (pid %d) exited", t->ops->name,
+                      c->exited_rank, atomic_load(&c->exited_pid));
+      else
+        sim_comm_fail(t->comm, t->result, "%s not run: the communicator was aborted or revoked", t->ops->name);
       continue;
     }
     t->pending.describe = describe_pending;
@@ -77,6 +82,10 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
       sim_comm_pending_del(t->comm, &t->pending);
     }
     if (t->result != ncclSuccess) {
+      sim_clique *c = t->comm->clique;
+      if (t->result == ncclRemoteError && atomic_load(&c->exited_pid))
+        sim_comm_fail(t->comm, t->result, "%s by rank %d failed: rank %d's process (pid %d) exited", t->ops->name,
+                      t->comm->rank, c->exited_rank, atomic_load(&c->exited_pid));
       if (atomic_load(&t->comm->async_error) == ncclSuccess)
         sim_comm_fail(t->comm, t->result, "%s by rank %d failed: %s", t->ops->name, t->comm->rank,
                       ncclGetErrorString(t->result));

@@ -81,8 +81,24 @@ typedef struct trace_clique {
   rank_ring ring[];
 } trace_clique;
 
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static trace_clique reg_head = {&reg_head, &reg_head, 0, 0, false, 0, 0};
+/* The registry of cliques with a recorder: shared by the processes of a
+ * job (util/shm.c), since any of them may create or free a clique. */
+typedef struct {
+  pthread_mutex_t lock;
+  trace_clique head;
+} trace_registry;
+static void registry_init(void *p) {
+  trace_registry *r = p;
+  sim_mutex_init(&r->lock);
+  r->head.prev = r->head.next = &r->head;
+}
+static trace_registry *registry(void) {
+  static trace_registry *r;
+  if (!r) r = sim_shared(SIM_SHARED_TRACE, sizeof *r, registry_init);
+  return r;
+}
+#define reg_lock (registry()->lock)
+#define reg_head (registry()->head)
 static uint64_t t_base; /* first clique's creation: time 0 of the files */
 
 static pthread_mutex_t full_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -115,7 +131,7 @@ ncclResult_t sim_trace_clique_init(sim_clique *c) {
   bool full = !param_off(path);
 #ifndef HAVE_JANSSON
   if (full || cap > 0) {
-    pthread_mutex_lock(&reg_lock);
+    sim_mutex_lock(&reg_lock);
     if (full && !warned_no_json)
       SIM_WARN(SIM_INIT, "NCCLSIM_TRACE=%s ignored: ncclsim was built without jansson, which writes traces", path);
     warned_no_json = true;
@@ -132,7 +148,7 @@ ncclResult_t sim_trace_clique_init(sim_clique *c) {
   tc->full = full;
   tc->cap = (size_t)cap;
   for (int r = 0; r < c->nranks; r++) {
-    pthread_mutex_init(&tc->ring[r].lock, NULL);
+    sim_mutex_init(&tc->ring[r].lock);
     if (cap && !(tc->ring[r].rec = sim_calloc((size_t)cap, sizeof(trace_rec)))) {
       for (int q = 0; q <= r; q++) {
         pthread_mutex_destroy(&tc->ring[q].lock);
@@ -142,14 +158,14 @@ ncclResult_t sim_trace_clique_init(sim_clique *c) {
       return ncclSystemError;
     }
   }
-  pthread_mutex_lock(&reg_lock);
+  sim_mutex_lock(&reg_lock);
   if (!t_base) t_base = sim_now_ns();
   tc->next = &reg_head;
   tc->prev = reg_head.prev;
   tc->prev->next = tc;
   reg_head.prev = tc;
   if (full) {
-    pthread_mutex_lock(&full_lock);
+    sim_mutex_lock(&full_lock);
     snprintf(full_path, sizeof full_path, "%s", path);
     pthread_mutex_unlock(&full_lock);
     if (!atexit_set) atexit(at_exit);
@@ -177,7 +193,7 @@ ncclResult_t sim_trace_clique_init(sim_clique *c) {
 static void splice(trace_clique *tc) {
   for (int r = 0; r < tc->nranks; r++) {
     rank_ring *rg = &tc->ring[r];
-    pthread_mutex_lock(&rg->lock);
+    sim_mutex_lock(&rg->lock);
     if (rg->first) {
       if (full_tail) full_tail->next = rg->first;
       else full_head = rg->first;
@@ -191,10 +207,10 @@ static void splice(trace_clique *tc) {
 void sim_trace_clique_fini(sim_clique *c) {
   trace_clique *tc = c->trace;
   if (!tc) return;
-  pthread_mutex_lock(&reg_lock);
+  sim_mutex_lock(&reg_lock);
   tc->prev->next = tc->next;
   tc->next->prev = tc->prev;
-  pthread_mutex_lock(&full_lock);
+  sim_mutex_lock(&full_lock);
   splice(tc);
   pthread_mutex_unlock(&full_lock);
   pthread_mutex_unlock(&reg_lock);
@@ -220,7 +236,7 @@ static void fill_rec(trace_rec *r, sim_task *t) {
  * shared only by the threads that drive that rank. */
 static void full_append(trace_clique *tc, const trace_ev *e) {
   rank_ring *rg = &tc->ring[e->rank];
-  pthread_mutex_lock(&rg->lock);
+  sim_mutex_lock(&rg->lock);
   if (!rg->last || rg->last->n == CHUNK_EVENTS) {
     ev_chunk *k = sim_malloc(sizeof *k);
     if (!k) {
@@ -258,7 +274,7 @@ void sim_trace_begin(sim_task *t) {
   t->trace_slot = now; /* the start, for the timeline */
   if (!tc->cap) return;
   rank_ring *rg = &tc->ring[t->comm->rank];
-  pthread_mutex_lock(&rg->lock);
+  sim_mutex_lock(&rg->lock);
   uint64_t id = rg->head++;
   trace_rec *r = &rg->rec[id % tc->cap];
   fill_rec(r, t);
@@ -277,7 +293,7 @@ void sim_trace_end(sim_task *t) {
   uint64_t now = sim_now_ns(), t0 = now;
   if (tc->cap) {
     rank_ring *rg = &tc->ring[t->comm->rank];
-    pthread_mutex_lock(&rg->lock);
+    sim_mutex_lock(&rg->lock);
     trace_rec *r = &rg->rec[t->trace_slot % tc->cap];
     if (r->id == t->trace_slot && r->t0 && !r->t1) {
       t0 = r->t0;
@@ -471,8 +487,8 @@ static int write_events(const char *path SIM_UNUSED, ev_iter *it SIM_UNUSED, con
 
 /* Writes the timeline: always, or if it has events or was never written. */
 static int flush(bool always) {
-  pthread_mutex_lock(&reg_lock); /* t_base, the live cliques */
-  pthread_mutex_lock(&full_lock);
+  sim_mutex_lock(&reg_lock); /* t_base, the live cliques */
+  sim_mutex_lock(&full_lock);
   for (trace_clique *tc = reg_head.next; tc != &reg_head; tc = tc->next) splice(tc);
   if (!always && !full_head && full_written) {
     pthread_mutex_unlock(&full_lock);
@@ -502,7 +518,7 @@ static char dump_path[1024];
 const char *sim_trace_dump(sim_clique *c, const char *why) {
   trace_clique *mine = c ? c->trace : NULL;
   if (c && (!mine || !mine->cap || atomic_exchange(&mine->dumped, 1))) return NULL;
-  pthread_mutex_lock(&reg_lock);
+  sim_mutex_lock(&reg_lock);
   size_t n = 0;
   for (trace_clique *tc = reg_head.next; tc != &reg_head; tc = tc->next)
     n += tc->cap ? tc->cap * (size_t)tc->nranks : 0;
@@ -514,7 +530,7 @@ const char *sim_trace_dump(sim_clique *c, const char *why) {
     if (!tc->cap) continue;
     for (int r = 0; r < tc->nranks; r++) {
       rank_ring *rg = &tc->ring[r];
-      pthread_mutex_lock(&rg->lock);
+      sim_mutex_lock(&rg->lock);
       uint64_t first = rg->head > tc->cap ? rg->head - tc->cap : 0;
       for (uint64_t i = first; i < rg->head; i++) {
         trace_ev *e = &ev[n++];

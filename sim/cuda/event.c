@@ -24,6 +24,14 @@ struct CUevent_st {
 static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct CUevent_st *all_events;
 
+/* Events are the process's own (see stream.c). */
+static void child_after_fork(void) {
+  if (!sim_shm_on()) return;
+  pthread_mutex_init(&events_lock, NULL);
+  all_events = NULL;
+}
+__attribute__((constructor)) static void event_atfork(void) { pthread_atfork(NULL, NULL, child_after_fork); }
+
 static struct CUevent_st *resolve(cudaEvent_t e) {
   if (!e || atomic_load(&e->magic) != EVENT_MAGIC) {
     SIM_WARN(SIM_STREAM, "event %p is not a live event", (void *)e);
@@ -35,7 +43,7 @@ static struct CUevent_st *resolve(cudaEvent_t e) {
 SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned int flags) {
   if (!pe || (flags & ~(unsigned)(cudaEventBlockingSync | cudaEventDisableTiming)))
     return sim_cuda_error(cudaErrorInvalidValue);
-  pthread_mutex_lock(&events_lock);
+  sim_mutex_lock(&events_lock);
   struct CUevent_st *e = NULL;
   for (struct CUevent_st *p = all_events; p; p = p->next_all)
     if (atomic_load(&p->magic) == 0) {
@@ -48,7 +56,7 @@ SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned int fl
       pthread_mutex_unlock(&events_lock);
       return sim_cuda_error(cudaErrorMemoryAllocation);
     }
-    pthread_mutex_init(&e->lock, NULL);
+    sim_mutex_init(&e->lock);
     e->next_all = all_events;
     all_events = e;
   }
@@ -89,7 +97,7 @@ static void record_mark(sim_marker *m) {
   /* Records on two streams may complete out of order; an earlier one
    * completing late must not move the event's time (or state) back. The
    * time is stored before the generation that publishes it. */
-  pthread_mutex_lock(&r->e->lock);
+  sim_mutex_lock(&r->e->lock);
   if (atomic_load(&r->e->completed) < r->gen) {
     atomic_store(&r->e->time_ns, now);
     atomic_store(&r->e->completed, r->gen);
@@ -117,7 +125,7 @@ SIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh) {
    * cannot start) is taken back before anyone else records: the event keeps
    * its previous state instead of waiting forever for a record that never
    * runs. */
-  pthread_mutex_lock(&events_lock);
+  sim_mutex_lock(&events_lock);
   r->gen = atomic_fetch_add(&e->recorded, 1) + 1;
   err = sim_stream_enqueue_marker(s, &r->m);
   if (err != cudaSuccess) atomic_fetch_sub(&e->recorded, 1);

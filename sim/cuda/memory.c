@@ -21,6 +21,18 @@ static size_t total_bytes;
 static size_t *dev_used; /* bytes per device, ndev long */
 static size_t ndev;
 
+/* The registry is the process's own, as CUDA's is. With ranks as
+ * processes (util/shm.c) a forked child starts with an empty one: what the
+ * parent allocated before the fork is not the child's to use or free. */
+static void child_after_fork(void) {
+  if (!sim_shm_on()) return; /* a plain fork keeps private copies, usable */
+  pthread_rwlock_init(&lock, NULL);
+  allocs = NULL;
+  nallocs = cap = total_bytes = ndev = 0;
+  dev_used = NULL;
+}
+__attribute__((constructor)) static void memory_atfork(void) { pthread_atfork(NULL, NULL, child_after_fork); }
+
 /* Index of the first allocation whose base is > p. Caller holds lock. */
 static size_t upper_bound(uintptr_t p) {
   size_t lo = 0, hi = nallocs;

@@ -44,6 +44,17 @@ static sim_stream *all_streams; /* live and pooled */
 static sim_stream **defaults;   /* per device */
 static int ndefaults;
 
+/* Streams are the process's own; a forked child has none of the parent's
+ * workers, so with ranks as processes it starts with no streams. */
+static void child_after_fork(void) {
+  if (!sim_shm_on()) return;
+  pthread_mutex_init(&streams_lock, NULL);
+  all_streams = NULL;
+  defaults = NULL;
+  ndefaults = 0;
+}
+__attribute__((constructor)) static void stream_atfork(void) { pthread_atfork(NULL, NULL, child_after_fork); }
+
 static bool has_work(void *arg) {
   sim_stream *s = arg;
   return atomic_load_explicit(&s->enqueued, memory_order_acquire) !=
@@ -64,7 +75,7 @@ static void *worker_main(void *arg) {
   cudaSetDevice(s->device);
   for (;;) {
     sim_waitq_wait(&s->work_wq, has_work, s, NULL, UINT64_MAX);
-    pthread_mutex_lock(&s->lock);
+    sim_mutex_lock(&s->lock);
     sim_op *op = s->head;
     if (op) {
       s->head = op->next;
@@ -86,7 +97,7 @@ static void *worker_main(void *arg) {
                cudaGetErrorName(e));
       atomic_store(&s->err, e);
     }
-    pthread_mutex_lock(&s->lock); /* a deadlock check may be reading `running` */
+    sim_mutex_lock(&s->lock); /* a deadlock check may be reading `running` */
     s->running = NULL;
     if (op->run == marker_run) {
       /* What the marker publishes and the count that says the stream got
@@ -118,7 +129,7 @@ static sim_stream *stream_make(int device, unsigned flags, bool is_default) {
   if (!s) {
     s = sim_calloc(1, sizeof *s);
     if (!s) return NULL;
-    pthread_mutex_init(&s->lock, NULL);
+    sim_mutex_init(&s->lock);
     s->next_all = all_streams;
     all_streams = s;
   }
@@ -135,7 +146,7 @@ static sim_stream *stream_make(int device, unsigned flags, bool is_default) {
 }
 
 static sim_stream *default_stream(int device) {
-  pthread_mutex_lock(&streams_lock);
+  sim_mutex_lock(&streams_lock);
   if (device >= ndefaults) {
     int n = device + 1 > sim_device_count() ? device + 1 : sim_device_count();
     sim_stream **d = sim_realloc(defaults, (size_t)n * sizeof *d);
@@ -190,7 +201,7 @@ static bool has_room(void *arg) {
  * the stream frees no room. */
 static int front_awaits(sim_block *b, sim_rank_ref *out, int max) {
   sim_stream *s = b->arg;
-  pthread_mutex_lock(&s->lock);
+  sim_mutex_lock(&s->lock);
   int n = s->running && s->running->awaits ? s->running->awaits(s->running, out, max) : 0;
   pthread_mutex_unlock(&s->lock);
   return n < 0 ? 0 : n;
@@ -224,7 +235,7 @@ cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
     cudaError_t err = wait_room(s, op);
     if (err != cudaSuccess) return err;
   }
-  pthread_mutex_lock(&s->lock);
+  sim_mutex_lock(&s->lock);
   if (!s->started) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -278,7 +289,7 @@ static cudaError_t device_drain(int device) {
   cudaError_t first = cudaSuccess;
   sim_stream *d = default_stream(device);
   if (d) first = sim_stream_drain(d);
-  pthread_mutex_lock(&streams_lock);
+  sim_mutex_lock(&streams_lock);
   sim_stream *p = all_streams;
   pthread_mutex_unlock(&streams_lock);
   for (; p; p = p->next_all) {
@@ -304,7 +315,7 @@ static cudaError_t device_drain(int device) {
 
 SIM_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned int flags) {
   if (!ps || (flags & ~(unsigned)cudaStreamNonBlocking)) return sim_cuda_error(cudaErrorInvalidValue);
-  pthread_mutex_lock(&streams_lock);
+  sim_mutex_lock(&streams_lock);
   sim_stream *s = stream_make(sim_current_device(), flags, false);
   pthread_mutex_unlock(&streams_lock);
   if (!s) return sim_cuda_error(cudaErrorMemoryAllocation);
@@ -326,7 +337,7 @@ SIM_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t h) {
    * which callers cannot tell apart except by timing. */
   sim_stream_drain(s);
   atomic_store(&s->magic, 0);
-  pthread_mutex_lock(&s->lock);
+  sim_mutex_lock(&s->lock);
   bool started = s->started;
   pthread_mutex_unlock(&s->lock);
   if (started) {
@@ -334,7 +345,7 @@ SIM_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t h) {
     sim_waitq_wake(&s->work_wq);
     pthread_join(s->worker, NULL);
   }
-  pthread_mutex_lock(&streams_lock);
+  sim_mutex_lock(&streams_lock);
   s->started = false; /* back in the pool */
   pthread_mutex_unlock(&streams_lock);
   return cudaSuccess;
@@ -352,7 +363,7 @@ SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
   /* Under the lock, as a marker is counted (worker_main). */
-  pthread_mutex_lock(&s->lock);
+  sim_mutex_lock(&s->lock);
   bool idle = atomic_load(&s->completed) == atomic_load(&s->enqueued);
   pthread_mutex_unlock(&s->lock);
   if (!idle) return cudaErrorNotReady;

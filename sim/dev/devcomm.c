@@ -32,7 +32,7 @@ static ncclResult_t dev_clique_init(sim_clique *c) {
   }
   st->nranks = c->nranks;
   atomic_init(&st->next_id, 1);
-  for (int r = 0; r < c->nranks; r++) pthread_mutex_init(&st->ranks[r].lock, NULL);
+  for (int r = 0; r < c->nranks; r++) sim_mutex_init(&st->ranks[r].lock);
   c->area[SIM_AREA_DEV] = st;
   return ncclSuccess;
 }
@@ -62,7 +62,7 @@ static void dev_comm_fini(ncclComm_t comm) {
   sim_dev_state *st = comm->clique->area[SIM_AREA_DEV];
   if (NEVER(!st)) return;
   sim_dev_rank *dr = &st->ranks[comm->rank];
-  pthread_mutex_lock(&dr->lock);
+  sim_mutex_lock(&dr->lock);
   rank_release(dr, comm->rank);
   pthread_mutex_unlock(&dr->lock);
 }
@@ -89,7 +89,7 @@ const sim_area sim_area_dev = {
 ncclResult_t sim_dev_window_add(ncclComm_t comm, ncclWindow_t win, void *base, size_t size) {
   sim_dev_rank *dr = sim_dev_rank_of(comm);
   ncclResult_t res = ncclSuccess;
-  pthread_mutex_lock(&dr->lock);
+  sim_mutex_lock(&dr->lock);
   ncclDevCommWindowTable *t = &dr->windows;
   for (;;) {
     for (int i = 0; i < 32; i++)
@@ -110,7 +110,7 @@ out:
 
 void sim_dev_window_remove(ncclComm_t comm, ncclWindow_t win) {
   sim_dev_rank *dr = sim_dev_rank_of(comm);
-  pthread_mutex_lock(&dr->lock);
+  sim_mutex_lock(&dr->lock);
   for (ncclDevCommWindowTable *t = &dr->windows; t; t = t->next)
     for (int i = 0; i < 32; i++)
       if (t->entries[i].window == win) memset(&t->entries[i], 0, sizeof t->entries[i]);
@@ -179,7 +179,7 @@ static ncclResult_t check_teams(const ncclDevCommRequirements_t *r) {
 static bool all_ranks_gin(ncclComm_t comm, bool railed) {
   sim_clique *c = comm->clique;
   bool ok = true;
-  pthread_mutex_lock(&c->lock);
+  sim_mutex_lock(&c->lock);
   for (int i = 0; i < c->nranks && ok; i++) {
     ncclComm_t m = c->ranks[i];
     if (m) ok = (railed ? m->opts.railedGinType : m->opts.ginType) != NCCL_GIN_TYPE_NONE;
@@ -311,7 +311,7 @@ SIM_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequ
   dc.id = d->id;
 
   sim_dev_rank *dr = &st->ranks[comm->rank];
-  pthread_mutex_lock(&dr->lock);
+  sim_mutex_lock(&dr->lock);
   dc.windowTable = &dr->windows;
   d->next = dr->devcomms;
   dr->devcomms = d;
@@ -332,7 +332,7 @@ SIM_EXPORT ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const ncclDevComm_t 
     return ncclInvalidArgument;
   }
   sim_dev_rank *dr = sim_dev_rank_of(comm);
-  pthread_mutex_lock(&dr->lock);
+  sim_mutex_lock(&dr->lock);
   sim_devcomm **pp = &dr->devcomms;
   while (*pp && (*pp)->id != dc->id) pp = &(*pp)->next;
   sim_devcomm *d = *pp;

@@ -58,7 +58,7 @@ static ncclResult_t p2p_clique_init(sim_clique *c) {
   if (!st->mb || !st->called) goto fail;
   for (int r = 0; r < c->nranks; r++) {
     mailbox *m = &st->mb[r];
-    pthread_mutex_init(&m->lock, NULL);
+    sim_mutex_init(&m->lock);
     m->sends = sim_calloc((size_t)c->nranks, sizeof *m->sends);
     m->recvs = sim_calloc((size_t)c->nranks, sizeof *m->recvs);
     if (!m->sends || !m->recvs) goto fail;
@@ -162,7 +162,7 @@ static ncclResult_t p2p_post(sim_task *base) {
   int recver = t->is_send ? t->peer : me, sender = t->is_send ? me : t->peer;
   mailbox *m = &st->mb[recver];
   atomic_store(&t->state, QUEUED);
-  pthread_mutex_lock(&m->lock);
+  sim_mutex_lock(&m->lock);
   p2p_task *other = t->is_send ? pop(&m->recvs[sender]) : pop(&m->sends[sender]);
   if (!other) push(t->is_send ? &m->sends[sender] : &m->recvs[sender], t);
   else atomic_store_explicit(&t->state, TAKEN, memory_order_relaxed);
@@ -185,7 +185,7 @@ static ncclResult_t p2p_wait(sim_task *base, uint64_t deadline) {
   int me = base->comm->rank;
   int recver = t->is_send ? t->peer : me, sender = t->is_send ? me : t->peer;
   mailbox *m = &st->mb[recver];
-  pthread_mutex_lock(&m->lock);
+  sim_mutex_lock(&m->lock);
   bool withdrawn = unlink_task(t->is_send ? &m->sends[sender] : &m->recvs[sender], t);
   pthread_mutex_unlock(&m->lock);
   if (!withdrawn) {

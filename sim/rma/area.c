@@ -24,7 +24,7 @@ static ncclResult_t rma_clique_init(sim_clique *c) {
   memset(st->rank, 0, n * sizeof *st->rank);
   memset(st->sig, 0, n * n * sizeof *st->sig);
   for (size_t i = 0; i < n; i++) {
-    pthread_mutex_init(&st->rank[i].lock, NULL);
+    sim_mutex_init(&st->rank[i].lock);
     st->rank[i].withdrawn_from = UINT64_MAX;
   }
   sim_rv_table_init(&st->rounds);

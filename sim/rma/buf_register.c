@@ -34,7 +34,7 @@ SIM_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size
   g->ptr = buff;
   g->size = size;
   rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   g->next = rk->regs;
   rk->regs = g;
   pthread_mutex_unlock(&rk->lock);
@@ -57,7 +57,7 @@ SIM_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle) 
   static const char op[] = "ncclCommDeregister";
   SIM_CHECK(sim_comm_check(comm, op));
   rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   rma_reg *g = unlink_reg(&rk->regs, handle);
   bool dead = false;
   if (g) {
@@ -79,7 +79,7 @@ SIM_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle) 
 
 void rma_regs_fini(ncclComm_t comm) {
   rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   rma_reg *lists[2] = {rk->regs, rk->dead_regs};
   rk->regs = rk->dead_regs = NULL;
   pthread_mutex_unlock(&rk->lock);

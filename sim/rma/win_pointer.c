@@ -20,7 +20,7 @@ SIM_EXPORT ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, voi
     return ncclInvalidArgument;
   }
   rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   struct ncclWindow_vidmem **pp = rma_win_find_in(&rk->wins, win);
   void *p = pp ? (*pp)->ptr : NULL;
   pthread_mutex_unlock(&rk->lock);

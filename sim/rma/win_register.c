@@ -113,12 +113,12 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
     if (!sl->nb_out) continue;
     ncclComm_t comm = c->ranks[i];
     rma_rank *rk = &st->rank[i];
-    pthread_mutex_lock(&rk->lock);
+    sim_mutex_lock(&rk->lock);
     *sl->nb_out = status == ncclSuccess ? sl->handle : NULL;
     nb_settle(comm, rk, status);
     pthread_mutex_unlock(&rk->lock);
     if (status != ncclSuccess) {
-      pthread_mutex_lock(&comm->lock);
+      sim_mutex_lock(&comm->lock);
       snprintf(comm->last_error, sizeof comm->last_error, "%s", r->diag);
       pthread_mutex_unlock(&comm->lock);
     }
@@ -235,7 +235,7 @@ static void expire(sim_rv_table *t, sim_rv *rv, void *arg) {
   uint64_t seq = sim_rv_key(rv);
   sim_rv_leave_locked(t, rv, comm->rank);
   rewind_to(st, comm->rank, seq);
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   nb_settle(comm, rk, ncclTimeout);
   pthread_mutex_unlock(&rk->lock);
   SIM_WARN(SIM_RMA, "ncclCommWindowRegister (non-blocking): rank %d waited NCCLSIM_TIMEOUT for rank(s) [%s]",
@@ -248,7 +248,7 @@ ncclResult_t sim_rma_poll(ncclComm_t comm) {
   if (NEVER(!comm || comm->magic != SIM_COMM_MAGIC || !comm->clique)) return ncclSuccess;
   rma_state *st = rma_of(comm);
   rma_rank *rk = &st->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   int pending = rk->nb_pending;
   pthread_mutex_unlock(&rk->lock);
   if (!pending) return ncclSuccess;
@@ -315,13 +315,13 @@ SIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size
   sim_rv *r;
   if (!comm->blocking) {
     rma_rank *rk = &st->rank[comm->rank];
-    pthread_mutex_lock(&rk->lock);
+    sim_mutex_lock(&rk->lock);
     rk->nb_pending++;
     pthread_mutex_unlock(&rk->lock);
     int expect = ncclSuccess;
     atomic_compare_exchange_strong(&comm->async_error, &expect, (int)ncclInProgress);
     if ((res = arrive(comm, buff, size, winFlags, win, &r)) != ncclSuccess) {
-      pthread_mutex_lock(&rk->lock);
+      sim_mutex_lock(&rk->lock);
       nb_settle(comm, rk, ncclSuccess);
       pthread_mutex_unlock(&rk->lock);
       return res;
@@ -350,7 +350,7 @@ SIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t w
   SIM_CHECK(sim_comm_check(comm, op));
   if (!win) return ncclSuccess; /* a NULL window (NCCLSIM_WINDOWS=0) */
   rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   struct ncclWindow_vidmem **pp = rma_win_find_in(&rk->wins, win), *w = pp ? *pp : NULL;
   if (w) *pp = w->next;
   pthread_mutex_unlock(&rk->lock);
@@ -384,7 +384,7 @@ void rma_register_comm_fini(ncclComm_t comm) {
   sim_rv_lock(&st->rounds);
   sim_rv_each_open(&st->rounds, leave_open, &rank);
   sim_rv_unlock(&st->rounds);
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   rk->nb_pending = 0;
   pthread_mutex_unlock(&rk->lock);
 }

@@ -28,7 +28,7 @@ static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
 static struct ncclWindow_vidmem *glive;
 
 static void glink(struct ncclWindow_vidmem *w) {
-  pthread_mutex_lock(&glock);
+  sim_mutex_lock(&glock);
   w->gprev = NULL;
   w->gnext = glive;
   if (glive) glive->gprev = w;
@@ -37,7 +37,7 @@ static void glink(struct ncclWindow_vidmem *w) {
 }
 
 static void gunlink(struct ncclWindow_vidmem *w) {
-  pthread_mutex_lock(&glock);
+  sim_mutex_lock(&glock);
   if (w->gprev) w->gprev->gnext = w->gnext;
   else if (ALWAYS(glive == w)) glive = w->gnext;
   if (w->gnext) w->gnext->gprev = w->gprev;
@@ -47,7 +47,7 @@ static void gunlink(struct ncclWindow_vidmem *w) {
 
 bool rma_win_live_owner(ncclWindow_t win, ncclComm_t *owner) {
   bool found = false;
-  pthread_mutex_lock(&glock);
+  sim_mutex_lock(&glock);
   for (struct ncclWindow_vidmem *g = glive; g; g = g->gnext)
     if (g == win) found = true, *owner = g->comm;
   pthread_mutex_unlock(&glock);
@@ -56,7 +56,7 @@ bool rma_win_live_owner(ncclWindow_t win, ncclComm_t *owner) {
 
 bool rma_win_lookup(ncclWindow_t win, rma_win_view *v, const char *op) {
   bool found = false;
-  pthread_mutex_lock(&glock);
+  sim_mutex_lock(&glock);
   for (struct ncclWindow_vidmem *w = glive; w; w = w->gnext)
     if (w == win) {
       v->cw = w->cw;
@@ -80,7 +80,7 @@ struct ncclWindow_vidmem **rma_win_find_in(struct ncclWindow_vidmem **head, nccl
 
 void rma_win_publish(ncclComm_t comm, struct ncclWindow_vidmem *w) {
   rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   w->next = rk->wins;
   rk->wins = w;
   pthread_mutex_unlock(&rk->lock);
@@ -104,7 +104,7 @@ static dead_win *dead_list; /* all ranks; searched only on errors */
 
 bool rma_win_is_dead(ncclWindow_t win, ncclComm_t *owner) {
   bool found = false;
-  pthread_mutex_lock(&dead_lock);
+  sim_mutex_lock(&dead_lock);
   for (dead_win *d = dead_list; d; d = d->next)
     if (d->w == win) {
       found = true;
@@ -125,7 +125,7 @@ void rma_win_retire(ncclComm_t comm, struct ncclWindow_vidmem *w) {
   dead_win *d = sim_calloc(1, sizeof *d);
   if (d) {
     d->w = w;
-    pthread_mutex_lock(&dead_lock);
+    sim_mutex_lock(&dead_lock);
     d->next = dead_list;
     dead_list = d;
     pthread_mutex_unlock(&dead_lock);
@@ -136,7 +136,7 @@ void rma_win_retire(ncclComm_t comm, struct ncclWindow_vidmem *w) {
 
 void rma_wins_fini(ncclComm_t comm) {
   rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   struct ncclWindow_vidmem *wins = rk->wins;
   rk->wins = NULL;
   pthread_mutex_unlock(&rk->lock);
@@ -149,7 +149,7 @@ void rma_wins_fini(ncclComm_t comm) {
     w->magic = 0;
     sim_free(w);
   }
-  pthread_mutex_lock(&dead_lock);
+  sim_mutex_lock(&dead_lock);
   for (dead_win **pp = &dead_list; *pp;) {
     dead_win *d = *pp;
     if (d->w->comm == comm) {
@@ -167,7 +167,7 @@ void rma_wins_fini(ncclComm_t comm) {
 
 struct ncclWindow_vidmem *rma_find_own(ncclComm_t comm, ncclWindow_t win, rma_cwin **cw, const char *op) {
   rma_rank *rk = &rma_of(comm)->rank[comm->rank];
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   struct ncclWindow_vidmem **pp = rma_win_find_in(&rk->wins, win), *w = pp ? *pp : NULL;
   if (w) {
     atomic_fetch_add(&w->cw->refs, 1);
@@ -194,7 +194,7 @@ struct ncclWindow_vidmem *rma_find_own(ncclComm_t comm, ncclWindow_t win, rma_cw
 bool rma_in_symmetric(ncclComm_t comm, const void *p, size_t bytes) {
   rma_rank *rk = &rma_of(comm)->rank[comm->rank];
   bool ok = false;
-  pthread_mutex_lock(&rk->lock);
+  sim_mutex_lock(&rk->lock);
   for (struct ncclWindow_vidmem *w = rk->wins; w && !ok; w = w->next) {
     if (!(w->flags & NCCL_WIN_COLL_SYMMETRIC)) continue;
     size_t off = (size_t)((const char *)p - (const char *)w->ptr);

@@ -5,6 +5,7 @@
  * memory, comes through here, so a test can make the Nth allocation fail
  * (SQLite-style fault loop) with ncclsimAllocFailAfter().
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,20 +24,46 @@ static bool should_fail(void) {
   return false;
 }
 
-void *sim_malloc(size_t size) { return should_fail() ? NULL : malloc(size ? size : 1); }
+/* With ranks as processes (util/shm.c) every block comes from the shared
+ * arena; the mode is fixed at the first allocation. */
+void *sim_malloc(size_t size) {
+  if (should_fail()) return NULL;
+  return sim_shm_on() ? sim_shm_alloc(16, size) : malloc(size ? size : 1);
+}
 
-void *sim_calloc(size_t n, size_t size) { return should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1); }
+void *sim_calloc(size_t n, size_t size) {
+  if (should_fail()) return NULL;
+  if (!sim_shm_on()) return calloc(n ? n : 1, size ? size : 1);
+  if (size && n > SIZE_MAX / size) return NULL;
+  void *p = sim_shm_alloc(16, n * size);
+  if (p) memset(p, 0, n * size);
+  return p;
+}
 
-void *sim_realloc(void *p, size_t size) { return should_fail() ? NULL : realloc(p, size ? size : 1); }
+void *sim_realloc(void *p, size_t size) {
+  if (should_fail()) return NULL;
+  if (!sim_shm_on()) return realloc(p, size ? size : 1);
+  void *q = sim_shm_alloc(16, size);
+  if (q && p) {
+    size_t old = sim_shm_usable(p);
+    memcpy(q, p, old < size ? old : size);
+    sim_shm_free(p);
+  }
+  return q;
+}
 
 void *sim_aligned_alloc(size_t align, size_t size) {
   if (should_fail()) return NULL;
+  if (sim_shm_on()) return sim_shm_alloc(align, size);
   void *p = NULL;
   if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1)) return NULL;
   return p;
 }
 
-void sim_free(void *p) { free(p); }
+void sim_free(void *p) {
+  if (p && sim_shm_contains(p)) sim_shm_free(p);
+  else free(p);
+}
 
 char *sim_strdup(const char *s) {
   size_t n = strlen(s) + 1;

@@ -33,12 +33,19 @@
 #define MAX_AWAIT 64
 #define MAX_CHAIN 16
 
-static _Atomic uint64_t next_thread = 1;
 static _Thread_local uint64_t self_id;
 static _Thread_local int self_tid;
 
+/* Numbers are unique across the processes of a job: a comm's driver may
+ * be a thread of another process, and must never be taken for one of ours. */
+static void threads_init(void *p) { atomic_init((_Atomic uint64_t *)p, 1); }
+
 uint64_t sim_thread_self(void) {
-  if (!self_id) self_id = atomic_fetch_add(&next_thread, 1);
+  static _Atomic uint64_t *next_thread;
+  if (!self_id) {
+    if (!next_thread) next_thread = sim_shared(SIM_SHARED_THREADS, sizeof *next_thread, threads_init);
+    self_id = next_thread ? atomic_fetch_add(next_thread, 1) : UINT64_MAX - (uint64_t)sim_thread_tid();
+  }
   return self_id;
 }
 
@@ -97,7 +104,7 @@ static bool deadlocked(sim_block *start, char *why, size_t len, sim_block **chai
     for (int i = 0; i < na; i++) {
       /* The awaited ranks' table of ranks is stable: the blocked thread
        * holds its own rank, so the clique lives. */
-      pthread_mutex_lock(&aw[i].c->lock);
+      sim_mutex_lock(&aw[i].c->lock);
       int tid = 0;
       bool gone;
       uint64_t d = driver_of(&aw[i], &tid, &gone);
@@ -143,7 +150,7 @@ static void doom(sim_block *self, sim_block **chain, int nchain, const char *why
 
 int sim_block_wait(sim_block *b, sim_waitq *q, sim_ready_fn ready, void *ready_arg, uint64_t deadline_ns,
                    char *why, size_t len) {
-  pthread_mutex_lock(&lock);
+  sim_mutex_lock(&lock);
   b->next = blocked;
   blocked = b;
   pthread_mutex_unlock(&lock);
@@ -157,7 +164,7 @@ int sim_block_wait(sim_block *b, sim_waitq *q, sim_ready_fn ready, void *ready_a
     sim_block *chain[MAX_CHAIN];
     int nchain = 0;
     uint64_t now = sim_now_ns();
-    pthread_mutex_lock(&lock);
+    sim_mutex_lock(&lock);
     bool doomed = atomic_load(&b->doomed);
     if (doomed) snprintf(why, len, "%s", b->why);
     bool dead = !doomed && deadlocked(b, why, len, chain, &nchain);
@@ -178,7 +185,7 @@ int sim_block_wait(sim_block *b, sim_waitq *q, sim_ready_fn ready, void *ready_a
     rc = sim_waitq_wait(q, ready, ready_arg, NULL, slice);
     if (rc == 0) break;
   }
-  pthread_mutex_lock(&lock);
+  sim_mutex_lock(&lock);
   for (sim_block **pp = &blocked; *pp; pp = &(*pp)->next)
     if (*pp == b) {
       *pp = b->next;

@@ -130,7 +130,7 @@ static bool parse(sim_param_id id, const char *text, double *out) {
  * here to load them: nothing done under the lock may log (it would take the
  * lock again), so an invalid value is reported with a plain fprintf. */
 static void load(sim_param_id id) {
-  pthread_mutex_lock(&lock);
+  sim_mutex_lock(&lock);
   if (!atomic_load_explicit(&cached[id], memory_order_acquire)) {
     char env[64];
     snprintf(env, sizeof env, "NCCLSIM_%s", defs[id].env);
@@ -192,7 +192,7 @@ SIM_EXPORT ncclResult_t ncclsimParamSet(const char *name, const char *value) {
     if (!(k = sim_malloc(sizeof *k + n))) return ncclSystemError;
     memcpy(k->text, value, n);
   }
-  pthread_mutex_lock(&lock);
+  sim_mutex_lock(&lock);
   if (k) {
     k->next = kept;
     kept = k;

@@ -27,15 +27,18 @@ uint64_t sim_now_ns(void) {
 
 uint64_t sim_deadline(void) { return sim_now_ns() + sim_timeout_ns(); }
 
+/* Private futexes are cheaper; with ranks as processes a waker may be
+ * another process, and only a shared futex reaches across. */
+static int futex_op(int op) { return sim_shm_on() ? op : op | FUTEX_PRIVATE_FLAG; }
+
 static void futex_wait(_Atomic uint32_t *word, uint32_t expect, uint64_t ns) {
   struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expect, &ts, NULL, 0);
+  syscall(SYS_futex, (uint32_t *)word, futex_op(FUTEX_WAIT), expect, &ts, NULL, 0);
 }
 
 void sim_waitq_wake(sim_waitq *q) {
   atomic_fetch_add(&q->seq, 1);
-  if (atomic_load(&q->sleepers))
-    syscall(SYS_futex, (uint32_t *)&q->seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+  if (atomic_load(&q->sleepers)) syscall(SYS_futex, (uint32_t *)&q->seq, futex_op(FUTEX_WAKE), INT_MAX, NULL, NULL, 0);
 }
 
 static inline void cpu_relax(void) {
