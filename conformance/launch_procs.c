@@ -681,6 +681,17 @@ static bool stop_ranks(struct run *run)
   return clean;
 }
 
+/* -v: which process is which rank, for a debugger or a kill. */
+static void print_pids(struct run *run)
+{
+  if (!run->opts->verbose)
+    return;
+  fputs("# rank processes:", run->tap);
+  for (int r = 0; r < P.nranks; r++)
+    fprintf(run->tap, " %d (pid %ld)%s", r, (long)P.kids[r].pid, r + 1 < P.nranks ? "," : "\n");
+  fflush(run->tap);
+}
+
 int procs_main(struct run *run)
 {
   struct sigaction sa;
@@ -729,14 +740,17 @@ int procs_main(struct run *run)
   fprintf(run->tap, "1..%zu\n", run->ncases);
   fprintf(run->tap, "# backend %s, NCCL %d, %d ranks as processes (--procs), %d devices\n",
           run_backend(), run->nccl_version, run->nranks, run->ndevices);
-  fflush(run->tap);
+  print_pids(run);
   for (size_t i = 0; i < run->ncases; i++) {
-    if (!P.alive && !start_ranks(why, sizeof why)) {
-      fprintf(run->tap, "Bail out! cannot start %d fresh rank processes for %s: %s\n",
-              P.nranks, run->cases[i]->id, why);
-      fflush(run->tap);
-      run_finish(run);
-      return 2;
+    if (!P.alive) {
+      if (!start_ranks(why, sizeof why)) {
+        fprintf(run->tap, "Bail out! cannot start %d fresh rank processes for %s: %s\n",
+                P.nranks, run->cases[i]->id, why);
+        fflush(run->tap);
+        run_finish(run);
+        return 2;
+      }
+      print_pids(run);
     }
     run_case(run, i);
     run->ndone = i + 1;

@@ -60,6 +60,15 @@ CLEANFILES += conformance/report-n2.json conformance/report-n4.json \
 	conformance/report-procs2.json conformance/report-procs2.xml \
 	conformance/report-procs4.json conformance/report-procs4.xml
 
+# --procs itself: what it refuses, its header and reports, and its watchdog
+# (a case past --timeout, a rank process killed mid-case, the runner killed
+# mid-case); NCCLSIM_FAULT makes the hang. Works in conformance/procs-check.d
+# and removes it when it passes.
+if BACKEND_SIM
+TESTS += conformance/procs-check.sh
+endif
+EXTRA_DIST += conformance/procs-check.sh
+
 # The side-by-side table (--table, --html) on two sample reports and on the
 # reports in docs/conformance/; what it refuses; the page in a browser
 # (skipped without chromium). --junit against the JSON report of one run.
