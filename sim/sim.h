@@ -136,6 +136,8 @@ char *sim_strdup(const char *s);
 enum { SIM_SHM_MAX_PROCS = 1024 };
 typedef enum {
   SIM_SHARED_INIT,    /* comm/init.c: open init rounds */
+  SIM_SHARED_MEM,     /* cuda/memory.c: the allocation registry */
+  SIM_SHARED_WIN,     /* rma/win_registry.c: live and dead window handles */
   SIM_SHARED_THREADS, /* util/block.c: thread numbers */
   SIM_SHARED_TRACE,   /* core/trace.c: the cliques with a recorder */
   SIM_SHARED_CLIQUES, /* comm/clique.c: live cliques, for dead peers */
@@ -235,6 +237,7 @@ typedef struct sim_alloc_info {
   size_t size; /* bytes the caller asked for */
   int device;  /* -1 for host memory */
   sim_mem_kind kind;
+  int pid; /* the process that allocated it (ranks as processes) */
 } sim_alloc_info;
 /* Allocates `size` bytes tagged with `device` and `kind`, aligned to `align`. */
 cudaError_t sim_mem_alloc(void **out, size_t size, int device, sim_mem_kind kind, size_t align);
@@ -249,7 +252,7 @@ bool sim_mem_lookup(const void *p, sim_alloc_info *out);
 bool sim_mem_check_range(const void *p, size_t bytes, const char *what);
 /* Device of p: the allocation's device, or -1 for host/unknown memory. */
 int sim_mem_device(const void *p);
-/* Live allocations and their bytes (for leak checks in tests). */
+/* This process's live allocations and their bytes (leak checks). */
 void sim_mem_stats(size_t *count, size_t *bytes);
 
 /* ------------------------------------------------------------------------

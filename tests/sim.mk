@@ -6,7 +6,7 @@ SIM_TESTS = tests/sim_p2p tests/sim_stream tests/sim_timeout tests/sim_rma
 SIM_TESTS += tests/sim_coll tests/sim_dtype tests/sim_fault
 SIM_TESTS += tests/sim_scale
 SIM_TESTS += tests/sim_cuda tests/sim_comm tests/sim_util tests/sim_dev
-SIM_TESTS += tests/sim_rendezvous tests/sim_block
+SIM_TESTS += tests/sim_rendezvous tests/sim_block tests/sim_procs
 if HAVE_JANSSON
 SIM_TESTS += tests/sim_trace
 endif
@@ -28,6 +28,9 @@ tests_sim_timeout_LDADD = $(SIM_TEST_LDADD)
 tests_sim_block_SOURCES = tests/sim_block.c tests/sim_ranks.h
 tests_sim_block_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_block_LDADD = $(SIM_TEST_LDADD)
+tests_sim_procs_SOURCES = tests/sim_procs.c
+tests_sim_procs_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_procs_LDADD = $(SIM_TEST_LDADD)
 tests_sim_rendezvous_SOURCES = tests/sim_rendezvous.c
 tests_sim_rendezvous_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_rendezvous_LDADD = $(SIM_TEST_LDADD)

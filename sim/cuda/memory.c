@@ -8,37 +8,40 @@
  * allocations.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_internal.h"
 
 #define DEVICE_ALIGN 256 /* cudaMalloc's alignment */
 
-static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
-static sim_alloc_info *allocs; /* sorted by base */
-static size_t nallocs, cap;
-static size_t total_bytes;
-static size_t *dev_used; /* bytes per device, ndev long */
-static size_t ndev;
+/* The registry is shared by the processes of a job (util/shm.c), so that
+ * a rank can check a peer's memory; each entry names its process, which
+ * alone may free it and count it (ncclsimMemStats). */
+typedef struct {
+  pthread_rwlock_t lock;
+  sim_alloc_info *allocs; /* sorted by base */
+  size_t nallocs, cap;
+  size_t *dev_used; /* bytes per device, ndev long */
+  size_t ndev;
+} mem_registry;
 
-/* The registry is the process's own, as CUDA's is. With ranks as
- * processes (util/shm.c) a forked child starts with an empty one: what the
- * parent allocated before the fork is not the child's to use or free. */
-static void child_after_fork(void) {
-  if (!sim_shm_on()) return; /* a plain fork keeps private copies, usable */
-  pthread_rwlock_init(&lock, NULL);
-  allocs = NULL;
-  nallocs = cap = total_bytes = ndev = 0;
-  dev_used = NULL;
+static void registry_init(void *p) { sim_rwlock_init(&((mem_registry *)p)->lock); }
+
+static mem_registry *registry(void) {
+  static mem_registry *r;
+  if (!r && !(r = sim_shared(SIM_SHARED_MEM, sizeof *r, registry_init))) abort(); /* no memory at all */
+  return r;
 }
-__attribute__((constructor)) static void memory_atfork(void) { pthread_atfork(NULL, NULL, child_after_fork); }
+#define R (registry())
 
 /* Index of the first allocation whose base is > p. Caller holds lock. */
 static size_t upper_bound(uintptr_t p) {
-  size_t lo = 0, hi = nallocs;
+  size_t lo = 0, hi = R->nallocs;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if ((uintptr_t)allocs[mid].base <= p) lo = mid + 1;
+    if ((uintptr_t)R->allocs[mid].base <= p) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -49,82 +52,87 @@ static size_t upper_bound(uintptr_t p) {
 static sim_alloc_info *find(const void *p) {
   size_t i = upper_bound((uintptr_t)p);
   if (i == 0) return NULL;
-  sim_alloc_info *a = &allocs[i - 1];
+  sim_alloc_info *a = &R->allocs[i - 1];
   uintptr_t off = (uintptr_t)p - (uintptr_t)a->base;
   return off < a->size || off == 0 ? a : NULL;
 }
 
 cudaError_t sim_mem_alloc(void **out, size_t size, int device, sim_mem_kind kind, size_t align) {
   size_t limit = (size_t)sim_param(SIM_P_DEVICE_MEM);
-  pthread_rwlock_wrlock(&lock);
-  if (device >= 0 && (size_t)device >= ndev) { /* NCCLSIM_DEVICES may grow at run time */
+  pthread_rwlock_wrlock(&R->lock);
+  if (device >= 0 && (size_t)device >= R->ndev) { /* NCCLSIM_DEVICES may grow at run time */
     size_t n = (size_t)device + 1 > (size_t)sim_device_count() ? (size_t)device + 1 : (size_t)sim_device_count();
-    size_t *d = sim_realloc(dev_used, n * sizeof *d);
+    size_t *d = sim_realloc(R->dev_used, n * sizeof *d);
     if (!d) {
-      pthread_rwlock_unlock(&lock);
+      pthread_rwlock_unlock(&R->lock);
       return cudaErrorMemoryAllocation;
     }
-    memset(d + ndev, 0, (n - ndev) * sizeof *d);
-    dev_used = d;
-    ndev = n;
+    memset(d + R->ndev, 0, (n - R->ndev) * sizeof *d);
+    R->dev_used = d;
+    R->ndev = n;
   }
-  if (device >= 0 && (size > limit || dev_used[device] > limit - size)) {
-    size_t used = dev_used[device]; /* read under the lock */
-    pthread_rwlock_unlock(&lock);
+  if (device >= 0 && (size > limit || R->dev_used[device] > limit - size)) {
+    size_t used = R->dev_used[device]; /* read under the lock */
+    pthread_rwlock_unlock(&R->lock);
     SIM_WARN(SIM_ALLOC, "device %d is out of memory: %zu bytes asked, %zu of %zu in use", device, size,
              used, limit);
     return cudaErrorMemoryAllocation;
   }
-  if (nallocs == cap) {
-    size_t ncap = cap ? cap * 2 : 64;
-    sim_alloc_info *n = sim_realloc(allocs, ncap * sizeof *n);
+  if (R->nallocs == R->cap) {
+    size_t ncap = R->cap ? R->cap * 2 : 64;
+    sim_alloc_info *n = sim_realloc(R->allocs, ncap * sizeof *n);
     if (!n) {
-      pthread_rwlock_unlock(&lock);
+      pthread_rwlock_unlock(&R->lock);
       return cudaErrorMemoryAllocation;
     }
-    allocs = n;
-    cap = ncap;
+    R->allocs = n;
+    R->cap = ncap;
   }
   void *p = sim_aligned_alloc(align < DEVICE_ALIGN ? DEVICE_ALIGN : align, size);
   if (!p) {
-    pthread_rwlock_unlock(&lock);
+    pthread_rwlock_unlock(&R->lock);
     return cudaErrorMemoryAllocation;
   }
   size_t i = upper_bound((uintptr_t)p);
-  memmove(&allocs[i + 1], &allocs[i], (nallocs - i) * sizeof *allocs);
-  allocs[i] = (sim_alloc_info){p, size, device, kind};
-  nallocs++;
-  total_bytes += size;
-  if (device >= 0) dev_used[device] += size;
-  pthread_rwlock_unlock(&lock);
+  memmove(&R->allocs[i + 1], &R->allocs[i], (R->nallocs - i) * sizeof *R->allocs);
+  R->allocs[i] = (sim_alloc_info){p, size, device, kind, (int)getpid()};
+  R->nallocs++;
+  if (device >= 0) R->dev_used[device] += size;
+  pthread_rwlock_unlock(&R->lock);
   SIM_TRACE(SIM_ALLOC, "alloc %p %zu bytes on device %d kind %d", p, size, device, (int)kind);
   *out = p;
   return cudaSuccess;
 }
 
 cudaError_t sim_mem_free(void *p, sim_mem_kind kind) {
-  pthread_rwlock_wrlock(&lock);
+  pthread_rwlock_wrlock(&R->lock);
   size_t i = upper_bound((uintptr_t)p);
-  if (i == 0 || allocs[i - 1].base != p || allocs[i - 1].kind != kind) {
-    pthread_rwlock_unlock(&lock);
+  if (i == 0 || R->allocs[i - 1].base != p || R->allocs[i - 1].kind != kind) {
+    pthread_rwlock_unlock(&R->lock);
     SIM_WARN(SIM_ALLOC, "free of %p: not the start of a live allocation of this kind", p);
     return cudaErrorInvalidValue;
   }
-  sim_alloc_info a = allocs[i - 1];
-  memmove(&allocs[i - 1], &allocs[i], (nallocs - i) * sizeof *allocs);
-  nallocs--;
-  total_bytes -= a.size;
-  if (a.device >= 0) dev_used[a.device] -= a.size;
-  pthread_rwlock_unlock(&lock);
+  if (R->allocs[i - 1].pid != (int)getpid()) { /* as in CUDA, memory is its process's */
+    int owner = R->allocs[i - 1].pid;
+    pthread_rwlock_unlock(&R->lock);
+    SIM_WARN(SIM_ALLOC, "free of %p: the allocation belongs to process %d, not to this one (%d)", p, owner,
+             (int)getpid());
+    return cudaErrorInvalidValue;
+  }
+  sim_alloc_info a = R->allocs[i - 1];
+  memmove(&R->allocs[i - 1], &R->allocs[i], (R->nallocs - i) * sizeof *R->allocs);
+  R->nallocs--;
+  if (a.device >= 0) R->dev_used[a.device] -= a.size;
+  pthread_rwlock_unlock(&R->lock);
   sim_free(p);
   return cudaSuccess;
 }
 
 bool sim_mem_lookup(const void *p, sim_alloc_info *out) {
-  pthread_rwlock_rdlock(&lock);
+  pthread_rwlock_rdlock(&R->lock);
   sim_alloc_info *a = find(p);
   if (a && out) *out = *a;
-  pthread_rwlock_unlock(&lock);
+  pthread_rwlock_unlock(&R->lock);
   return a != NULL;
 }
 
@@ -146,10 +154,14 @@ int sim_mem_device(const void *p) {
 }
 
 void sim_mem_stats(size_t *count, size_t *bytes) {
-  pthread_rwlock_rdlock(&lock);
-  if (count) *count = nallocs;
-  if (bytes) *bytes = total_bytes;
-  pthread_rwlock_unlock(&lock);
+  size_t n = 0, b = 0;
+  int self = (int)getpid();
+  pthread_rwlock_rdlock(&R->lock);
+  for (size_t i = 0; i < R->nallocs; i++)
+    if (R->allocs[i].pid == self) n++, b += R->allocs[i].size;
+  pthread_rwlock_unlock(&R->lock);
+  if (count) *count = n;
+  if (bytes) *bytes = b;
 }
 
 SIM_EXPORT void ncclsimMemStats(size_t *count, size_t *bytes) { sim_mem_stats(count, bytes); }
@@ -182,10 +194,10 @@ SIM_EXPORT cudaError_t cudaFreeHost(void *p) {
 SIM_EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total) {
   if (!free_bytes || !total) return sim_cuda_error(cudaErrorInvalidValue);
   size_t limit = (size_t)sim_param(SIM_P_DEVICE_MEM);
-  pthread_rwlock_rdlock(&lock);
+  pthread_rwlock_rdlock(&R->lock);
   size_t dev = (size_t)sim_current_device();
-  size_t used = dev < ndev ? dev_used[dev] : 0;
-  pthread_rwlock_unlock(&lock);
+  size_t used = dev < R->ndev ? R->dev_used[dev] : 0;
+  pthread_rwlock_unlock(&R->lock);
   *total = limit;
   *free_bytes = limit - used;
   return cudaSuccess;

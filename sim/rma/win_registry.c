@@ -12,6 +12,8 @@
  * or a put naming it is recognised rather than being a use after free.
  */
 #include "config.h"
+
+#include <stdlib.h>
 #include "rma_internal.h"
 
 /* ---- collective windows ---- */
@@ -24,8 +26,28 @@ void rma_cwin_unref(rma_cwin *cw) {
 
 /* ---- process-wide list of live handles ---- */
 
-static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
-static struct ncclWindow_vidmem *glive;
+/* Both lists below are shared by the processes of a job (util/shm.c): a
+ * registration round, completed by any rank, links every rank's handle. */
+typedef struct dead_win dead_win;
+typedef struct {
+  pthread_mutex_t glock, dead_lock;
+  struct ncclWindow_vidmem *glive;
+  dead_win *dead_list; /* all ranks; searched only on errors */
+} win_lists;
+static void lists_init(void *p) {
+  win_lists *l = p;
+  sim_mutex_init(&l->glock);
+  sim_mutex_init(&l->dead_lock);
+}
+static win_lists *lists(void) {
+  static win_lists *l;
+  if (!l && !(l = sim_shared(SIM_SHARED_WIN, sizeof *l, lists_init))) abort(); /* no memory at all */
+  return l;
+}
+#define glock (lists()->glock)
+#define glive (lists()->glive)
+#define dead_lock (lists()->dead_lock)
+#define dead_list (lists()->dead_list)
 
 static void glink(struct ncclWindow_vidmem *w) {
   sim_mutex_lock(&glock);
@@ -95,12 +117,10 @@ void rma_win_publish(ncclComm_t comm, struct ncclWindow_vidmem *w) {
 /* ---- dead handles: deregistered, kept per rank until the communicator
  * goes ---- */
 
-typedef struct dead_win {
+struct dead_win {
   struct dead_win *next;
   struct ncclWindow_vidmem *w;
-} dead_win;
-static pthread_mutex_t dead_lock = PTHREAD_MUTEX_INITIALIZER;
-static dead_win *dead_list; /* all ranks; searched only on errors */
+};
 
 bool rma_win_is_dead(ncclWindow_t win, ncclComm_t *owner) {
   bool found = false;

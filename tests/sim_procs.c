@@ -1,0 +1,427 @@
+/*
+ * tests/sim_procs.c — ranks as processes (sim/util/shm.c): one rank per
+ * forked process, through the public API only.
+ *
+ * main() turns the mode on before anything else, as a user's program
+ * would; every test forks its ranks, gives them a unique id through shared
+ * memory, and counts what each child reports through its exit status.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <ncclsim.h>
+
+static char *self_exe;
+
+typedef struct {
+  ncclUniqueId id;
+  _Atomic int ready; /* ranks past init */
+  double took[8];    /* seconds, per rank, of what a test times */
+  char why[8][256];  /* a child's failure */
+} shared_box;
+
+static shared_box *box;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A child's failed check: recorded for the parent, and its exit code. */
+#define CHILD_CHECK(rank, cond, ...)                                        \
+  do {                                                                      \
+    if (!(cond)) {                                                          \
+      snprintf(box->why[rank], sizeof box->why[rank], __VA_ARGS__);         \
+      _exit(1);                                                             \
+    }                                                                       \
+  } while (0)
+
+typedef void (*child_fn)(int rank, int n);
+
+/* Forks n ranks running fn after ncclGetUniqueId in the parent; returns
+ * how many did not exit 0, and prints their reasons. */
+static int run_procs(int n, child_fn fn) {
+  memset(box, 0, sizeof *box);
+  assert_int_equal(ncclGetUniqueId(&box->id), ncclSuccess);
+  pid_t pid[8];
+  for (int r = 0; r < n; r++) {
+    pid[r] = fork();
+    assert_true(pid[r] >= 0);
+    if (pid[r] == 0) {
+      cudaSetDevice(r);
+      fn(r, n);
+      _exit(0);
+    }
+  }
+  int bad = 0;
+  for (int r = 0; r < n; r++) {
+    int st;
+    assert_int_equal(waitpid(pid[r], &st, 0), pid[r]);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      bad++;
+      fprintf(stderr, "rank %d (pid %d): %s\n", r, (int)pid[r], box->why[r][0] ? box->why[r] : "died");
+    }
+  }
+  return bad;
+}
+
+static ncclComm_t join(int rank, int n) {
+  ncclComm_t comm;
+  ncclResult_t r = ncclCommInitRank(&comm, n, box->id, rank);
+  CHILD_CHECK(rank, r == ncclSuccess, "ncclCommInitRank: %s: %s", ncclGetErrorString(r), ncclGetLastError(NULL));
+  return comm;
+}
+
+/* ------------------------------------------------------------- traffic */
+
+enum { COUNT = 1 << 18 };
+
+static void collectives_body(int rank, int n) {
+  ncclComm_t comm = join(rank, n);
+  cudaStream_t s;
+  CHILD_CHECK(rank, cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
+  float *a, *b, *h = malloc(COUNT * sizeof *h);
+  CHILD_CHECK(rank, h && cudaMalloc((void **)&a, COUNT * sizeof *a) == cudaSuccess &&
+                        cudaMalloc((void **)&b, COUNT * sizeof *b) == cudaSuccess, "allocation");
+  for (int i = 0; i < COUNT; i++) h[i] = (float)(rank + 1) + (float)(i % 7);
+  cudaMemcpy(a, h, COUNT * sizeof *h, cudaMemcpyHostToDevice);
+  /* allreduce: sum over ranks of (r + 1 + i % 7) */
+  CHILD_CHECK(rank, ncclAllReduce(a, b, COUNT, ncclFloat32, ncclSum, comm, s) == ncclSuccess, "ncclAllReduce");
+  CHILD_CHECK(rank, cudaStreamSynchronize(s) == cudaSuccess, "allreduce: %s", ncclGetLastError(comm));
+  cudaMemcpy(h, b, COUNT * sizeof *h, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < COUNT; i++)
+    CHILD_CHECK(rank, h[i] == (float)(n * (n + 1) / 2 + n * (i % 7)), "allreduce: element %d is %g", i, h[i]);
+  /* a ring of grouped send/recv */
+  ncclGroupStart();
+  ncclSend(a, COUNT, ncclFloat32, (rank + 1) % n, comm, s);
+  ncclRecv(b, COUNT, ncclFloat32, (rank + n - 1) % n, comm, s);
+  CHILD_CHECK(rank, ncclGroupEnd() == ncclSuccess, "ncclGroupEnd");
+  CHILD_CHECK(rank, cudaStreamSynchronize(s) == cudaSuccess, "send/recv: %s", ncclGetLastError(comm));
+  cudaMemcpy(h, b, COUNT * sizeof *h, cudaMemcpyDeviceToHost);
+  int from = (rank + n - 1) % n;
+  for (int i = 0; i < COUNT; i += 101)
+    CHILD_CHECK(rank, h[i] == (float)(from + 1) + (float)(i % 7), "recv from %d: element %d is %g", from, i, h[i]);
+  /* PreMulSum with a per-rank scalar: sum of (r + 1) * 2 */
+  float two = 2.0f;
+  ncclRedOp_t op;
+  CHILD_CHECK(rank, ncclRedOpCreatePreMulSum(&op, &two, ncclFloat32, ncclScalarHostImmediate, comm) == ncclSuccess,
+              "ncclRedOpCreatePreMulSum");
+  for (int i = 0; i < COUNT; i++) h[i] = (float)(rank + 1);
+  cudaMemcpy(a, h, COUNT * sizeof *h, cudaMemcpyHostToDevice);
+  CHILD_CHECK(rank, ncclAllReduce(a, b, COUNT, ncclFloat32, op, comm, s) == ncclSuccess, "PreMulSum");
+  CHILD_CHECK(rank, cudaStreamSynchronize(s) == cudaSuccess, "PreMulSum: %s", ncclGetLastError(comm));
+  cudaMemcpy(h, b, sizeof *h, cudaMemcpyDeviceToHost);
+  CHILD_CHECK(rank, h[0] == (float)(n * (n + 1)), "PreMulSum: %g, want %d", h[0], n * (n + 1));
+  ncclRedOpDestroy(op, comm);
+  /* split by parity: each half allreduces its ranks */
+  ncclComm_t half;
+  CHILD_CHECK(rank, ncclCommSplit(comm, rank % 2, rank, &half, NULL) == ncclSuccess, "ncclCommSplit: %s",
+              ncclGetLastError(NULL));
+  int hn;
+  ncclCommCount(half, &hn);
+  CHILD_CHECK(rank, hn == (n + 1 - rank % 2) / 2, "split: %d ranks", hn);
+  ncclCommDestroy(half);
+  cudaFree(a);
+  cudaFree(b);
+  free(h);
+  CHILD_CHECK(rank, ncclCommDestroy(comm) == ncclSuccess, "ncclCommDestroy");
+}
+
+static void test_collectives_2(void **state) {
+  (void)state;
+  assert_int_equal(run_procs(2, collectives_body), 0);
+}
+
+static void test_collectives_4(void **state) {
+  (void)state;
+  assert_int_equal(run_procs(4, collectives_body), 0);
+}
+
+/* Windows: rank r puts into r+1's window and signals; the receiver waits,
+ * checks the bytes, and reads its peer's window through the LSA pointer. */
+static void windows_body(int rank, int n) {
+  ncclComm_t comm = join(rank, n);
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  enum { BYTES = 1 << 16 };
+  unsigned char *mem, *src;
+  CHILD_CHECK(rank, ncclMemAlloc((void **)&mem, BYTES) == ncclSuccess, "ncclMemAlloc");
+  CHILD_CHECK(rank, ncclMemAlloc((void **)&src, BYTES) == ncclSuccess, "ncclMemAlloc");
+  cudaMemset(mem, 0, BYTES);
+  cudaMemset(src, 0x40 + rank, BYTES);
+  ncclWindow_t win, wsrc; /* a put's source must be window memory too */
+  CHILD_CHECK(rank, ncclCommWindowRegister(comm, mem, BYTES, &win, NCCL_WIN_COLL_SYMMETRIC) == ncclSuccess,
+              "ncclCommWindowRegister: %s", ncclGetLastError(comm));
+  CHILD_CHECK(rank, ncclCommWindowRegister(comm, src, BYTES, &wsrc, NCCL_WIN_COLL_SYMMETRIC) == ncclSuccess,
+              "ncclCommWindowRegister: %s", ncclGetLastError(comm));
+  int to = (rank + 1) % n, from = (rank + n - 1) % n;
+  ncclWaitSignalDesc_t d = {1, from, 0, 0};
+  ncclGroupStart();
+  ncclPutSignal(src, BYTES, ncclUint8, to, win, 0, 0, 0, 0, comm, s);
+  ncclWaitSignal(1, &d, comm, s);
+  CHILD_CHECK(rank, ncclGroupEnd() == ncclSuccess, "put/wait group: %s", ncclGetLastError(comm));
+  CHILD_CHECK(rank, cudaStreamSynchronize(s) == cudaSuccess, "put_signal: %s", ncclGetLastError(comm));
+  for (int i = 0; i < BYTES; i += 97)
+    CHILD_CHECK(rank, mem[i] == 0x40 + from, "byte %d from rank %d is 0x%x", i, from, mem[i]);
+  /* Everyone has its bytes before anyone reads a peer's window. */
+  CHILD_CHECK(rank, ncclAllReduce(src, src, 1, ncclUint8, ncclMax, comm, s) == ncclSuccess, "barrier");
+  cudaStreamSynchronize(s);
+  unsigned char *peer;
+  CHILD_CHECK(rank, ncclGetLsaDevicePointer(win, 0, to, (void **)&peer) == ncclSuccess, "ncclGetLsaDevicePointer: %s",
+              ncclGetLastError(comm));
+  CHILD_CHECK(rank, peer[BYTES - 1] == 0x40 + rank, "LSA load of rank %d's window: 0x%x", to, peer[BYTES - 1]);
+  CHILD_CHECK(rank, ncclAllReduce(src, src, 1, ncclUint8, ncclMax, comm, s) == ncclSuccess, "barrier");
+  cudaStreamSynchronize(s);
+  CHILD_CHECK(rank, ncclCommWindowDeregister(comm, win) == ncclSuccess, "deregister");
+  CHILD_CHECK(rank, ncclCommWindowDeregister(comm, wsrc) == ncclSuccess, "deregister");
+  ncclMemFree(mem);
+  ncclMemFree(src);
+  ncclCommDestroy(comm);
+}
+
+static void test_windows_2(void **state) {
+  (void)state;
+  assert_int_equal(run_procs(2, windows_body), 0);
+}
+
+static void test_windows_4(void **state) {
+  (void)state;
+  assert_int_equal(run_procs(4, windows_body), 0);
+}
+
+/* ------------------------------------------------------------- faults */
+
+/* Rank 1 is killed (SIGKILL) while the others are inside an allreduce: they
+ * end with ncclRemoteError naming it, long before NCCLSIM_TIMEOUT (60 s),
+ * and ncclCommAbort returns. */
+static void kill_body(int rank, int n) {
+  ncclComm_t comm = join(rank, n);
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  float *a;
+  cudaMalloc((void **)&a, 1024 * sizeof *a);
+  CHILD_CHECK(rank, ncclAllReduce(a, a, 1024, ncclFloat32, ncclSum, comm, s) == ncclSuccess, "warm-up");
+  CHILD_CHECK(rank, cudaStreamSynchronize(s) == cudaSuccess, "warm-up: %s", ncclGetLastError(comm));
+  if (rank == 1) {
+    usleep(200 * 1000); /* the others are waiting in the next allreduce */
+    raise(SIGKILL);
+  }
+  double t0 = now();
+  ncclAllReduce(a, a, 1024, ncclFloat32, ncclSum, comm, s);
+  cudaError_t e = cudaStreamSynchronize(s);
+  box->took[rank] = now() - t0;
+  ncclResult_t async = ncclSuccess;
+  ncclCommGetAsyncError(comm, &async);
+  char want[64];
+  snprintf(want, sizeof want, "rank 1's process (pid ");
+  const char *msg = ncclGetLastError(comm);
+  CHILD_CHECK(rank, e != cudaSuccess && async == ncclRemoteError, "after the kill: stream %d, async error %d", (int)e,
+              (int)async);
+  CHILD_CHECK(rank, strstr(msg, want) && strstr(msg, "exited"), "the error does not name the dead rank: %s", msg);
+  CHILD_CHECK(rank, ncclCommAbort(comm) == ncclSuccess, "ncclCommAbort");
+}
+
+static int count_dev_shm(void) {
+  DIR *d = opendir("/dev/shm");
+  int n = 0;
+  if (!d) return 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+static void test_kill9(void **state) {
+  (void)state;
+  int shm_before = count_dev_shm();
+  memset(box, 0, sizeof *box);
+  assert_int_equal(ncclGetUniqueId(&box->id), ncclSuccess);
+  enum { N = 3 };
+  pid_t pid[N];
+  for (int r = 0; r < N; r++)
+    if ((pid[r] = fork()) == 0) {
+      cudaSetDevice(r);
+      kill_body(r, N);
+      _exit(0);
+    }
+  for (int r = 0; r < N; r++) {
+    int st;
+    assert_int_equal(waitpid(pid[r], &st, 0), pid[r]);
+    if (r == 1) {
+      assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+      continue;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) fprintf(stderr, "rank %d: %s\n", r, box->why[r]);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_true(box->took[r] < 10.0); /* noticed by the monitor, not NCCLSIM_TIMEOUT */
+  }
+  assert_int_equal(count_dev_shm(), shm_before); /* nothing left behind */
+}
+
+/* ---------------------------------------------------------- bad input */
+
+/* Two ranks with different nranks for one id: the second to arrive is
+ * refused, and the message names both values. */
+static void nranks_body(int rank, int n) {
+  (void)n;
+  if (rank == 1) usleep(100 * 1000);
+  ncclComm_t comm;
+  ncclResult_t r = ncclCommInitRank(&comm, rank == 0 ? 2 : 3, box->id, rank);
+  if (rank == 1) {
+    CHILD_CHECK(rank, r == ncclInvalidUsage, "nranks 3 after 2: %d", (int)r);
+    const char *m = ncclGetLastError(NULL);
+    CHILD_CHECK(rank, strstr(m, "nranks is 3") && strstr(m, "said 2"), "message: %s", m);
+    return;
+  }
+  CHILD_CHECK(rank, r == ncclTimeout || r != ncclSuccess, "rank 0 alone: %d", (int)r);
+}
+
+static void test_nranks_disagree(void **state) {
+  (void)state;
+  setenv("NCCLSIM_TIMEOUT", "2", 1);
+  ncclsimParamSet("TIMEOUT", NULL);
+  assert_int_equal(run_procs(2, nranks_body), 0);
+  unsetenv("NCCLSIM_TIMEOUT");
+  ncclsimParamSet("TIMEOUT", NULL);
+}
+
+static void same_rank_body(int rank, int n) {
+  (void)n;
+  if (rank == 1) usleep(100 * 1000);
+  ncclComm_t comm;
+  ncclResult_t r = ncclCommInitRank(&comm, 3, box->id, 0); /* both claim rank 0 */
+  if (rank == 1) {
+    CHILD_CHECK(rank, r == ncclInvalidUsage, "a second rank 0: %d", (int)r);
+    CHILD_CHECK(rank, strstr(ncclGetLastError(NULL), "joined twice"), "message: %s", ncclGetLastError(NULL));
+  }
+}
+
+static void test_same_rank(void **state) {
+  (void)state;
+  setenv("NCCLSIM_TIMEOUT", "2", 1);
+  ncclsimParamSet("TIMEOUT", NULL);
+  assert_int_equal(run_procs(2, same_rank_body), 0);
+  unsetenv("NCCLSIM_TIMEOUT");
+  ncclsimParamSet("TIMEOUT", NULL);
+}
+
+/* An id handed to a process that does not share ncclsim's state (a fresh
+ * exec, with or without a job of its own) is refused at once, with a
+ * message that says why, instead of waiting out NCCLSIM_TIMEOUT. */
+static void exec_join(const char *mode, const char *want) {
+  ncclUniqueId id;
+  assert_int_equal(ncclGetUniqueId(&id), ncclSuccess);
+  char hex[2 * sizeof id + 1];
+  for (size_t i = 0; i < sizeof id; i++) snprintf(hex + 2 * i, 3, "%02x", (unsigned char)id.internal[i]);
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
+  double t0 = now();
+  pid_t p = fork();
+  if (p == 0) {
+    dup2(fd[1], 2);
+    execl(self_exe, self_exe, "--join", mode, hex, (char *)NULL);
+    _exit(127);
+  }
+  close(fd[1]);
+  char out[4096] = "";
+  size_t got = 0;
+  ssize_t k;
+  while (got + 1 < sizeof out && (k = read(fd[0], out + got, sizeof out - 1 - got)) > 0) got += (size_t)k;
+  out[got] = '\0';
+  close(fd[0]);
+  int st;
+  assert_int_equal(waitpid(p, &st, 0), p);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(out, want)) fprintf(stderr, "child said: %s\n", out);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_non_null(strstr(out, want));
+  assert_true(now() - t0 < 20.0); /* NCCLSIM_TIMEOUT is 30 s */
+}
+
+static void test_id_from_unshared_process(void **state) {
+  (void)state;
+  exec_join("private", "does not share");
+}
+
+static void test_id_from_other_job(void **state) {
+  (void)state;
+  exec_join("job", "another ncclsim job");
+}
+
+/* The exec'd side of exec_join: joins with the id, expects a refusal. */
+static int join_main(const char *mode, const char *hex) {
+  if (!strcmp(mode, "job") && ncclsimProcessesInit() != ncclSuccess) return 2;
+  ncclUniqueId id;
+  for (size_t i = 0; i < sizeof id; i++) {
+    unsigned v;
+    if (sscanf(hex + 2 * i, "%2x", &v) != 1) return 3;
+    id.internal[i] = (char)v;
+  }
+  setenv("NCCLSIM_DEBUG", "WARN", 1);
+  ncclsimParamSet("DEBUG", NULL);
+  ncclComm_t comm;
+  ncclResult_t r = ncclCommInitRank(&comm, 2, id, 1);
+  fprintf(stderr, "result %d: %s\n", (int)r, ncclGetLastError(NULL));
+  return r == ncclInvalidUsage ? 0 : 1;
+}
+
+/* ncclsimProcessesInit after ncclsim has state of its own is refused. */
+static void test_init_too_late(void **state) {
+  (void)state;
+  pid_t p = fork();
+  if (p == 0) {
+    /* A plain exec'd child: private state first, then the call. */
+    execl(self_exe, self_exe, "--late", (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  assert_int_equal(waitpid(p, &st, 0), p);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static int late_main(void) {
+  void *p;
+  if (cudaMalloc(&p, 64) != cudaSuccess) return 2;
+  return ncclsimProcessesInit() == ncclInvalidUsage ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  self_exe = argv[0];
+  if (argc == 4 && !strcmp(argv[1], "--join")) {
+    unsetenv("NCCLSIM_PROCESSES");
+    return join_main(argv[2], argv[3]);
+  }
+  if (argc == 2 && !strcmp(argv[1], "--late")) {
+    unsetenv("NCCLSIM_PROCESSES");
+    return late_main();
+  }
+  if (ncclsimProcessesInit() != ncclSuccess) {
+    fprintf(stderr, "ncclsimProcessesInit failed: %s\n", ncclGetLastError(NULL));
+    return 1;
+  }
+  box = mmap(NULL, sizeof *box, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (box == MAP_FAILED) return 1;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_collectives_2),  cmocka_unit_test(test_collectives_4),
+      cmocka_unit_test(test_windows_2),      cmocka_unit_test(test_windows_4),
+      cmocka_unit_test(test_kill9),          cmocka_unit_test(test_nranks_disagree),
+      cmocka_unit_test(test_same_rank),      cmocka_unit_test(test_id_from_unshared_process),
+      cmocka_unit_test(test_id_from_other_job), cmocka_unit_test(test_init_too_late),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
