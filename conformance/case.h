@@ -55,6 +55,10 @@ typedef struct case_ctx {
    * --no-fork): what NCCL reads once per process (its NCCL_* variables) is
    * read. */
   bool shared_process;
+  /* Ranks of this case in this process: nranks as threads, 1 when ranks
+   * are processes (--mpi, --procs). What a process counts of its own (its
+   * allocations) is this many ranks' worth. */
+  int local_ranks;
 
   /* The runner's; cases do not touch these. */
   const struct launch_ops *launch;

@@ -7,7 +7,6 @@
 #endif
 #include <stdint.h>
 #include <string.h>
-#include <unistd.h>
 #include "case.h"
 #ifdef NCCLSIM
 #include <ncclsim.h>
@@ -188,22 +187,11 @@ void case_IOP_05(case_ctx_t *ctx)
   static const int64_t shape[] = { 64, 33 };
   size_t n0 = 0, b0 = 0, n1 = 0, b1 = 0, n2 = 0, b2 = 0;
   DLManagedTensor *m[3];
-  long pid = (long)getpid(), *pids = ctx_host_malloc(ctx, (size_t)ctx->nranks * sizeof *pids);
-  size_t here = 0; /* ranks in this process */
-  bool counter = true;
 
-  /* The registry is the process's, as CUDA's is: the first rank of each
-   * process (all ranks as threads, one per process under --procs) counts
-   * for the ranks there while the others wait. */
-  CASE_CHECK(ctx, pids != NULL, "out of host memory");
-  if (!ctx_allgather(ctx, &pid, sizeof pid, pids, (size_t)ctx->nranks * sizeof *pids))
+  /* The registry is the process's: rank 0 counts while the others wait. */
+  if (!ctx_barrier(ctx))
     return;
-  for (int r = 0; r < ctx->nranks; r++)
-    if (pids[r] == pid) {
-      here++;
-      counter &= r >= ctx->rank;
-    }
-  if (counter)
+  if (ctx->rank == 0)
     ncclsimMemStats(&n0, &b0);
   if (!ctx_barrier(ctx))
     return;
@@ -212,7 +200,7 @@ void case_IOP_05(case_ctx_t *ctx)
                                   N4C_CURRENT_DEVICE, &m[i]));
   if (!ctx_barrier(ctx))
     return;
-  if (counter)
+  if (ctx->rank == 0)
     ncclsimMemStats(&n1, &b1);
   if (!ctx_barrier(ctx))
     return;
@@ -220,15 +208,14 @@ void case_IOP_05(case_ctx_t *ctx)
     m[i]->deleter(m[i]);
   if (!ctx_barrier(ctx))
     return;
-  if (counter) {
+  if (ctx->rank == 0) {
     ncclsimMemStats(&n2, &b2);
-    CASE_CHECK(ctx, n1 == n0 + 3 * here && b1 >= b0 + here * 64 * 33 * 10,
-               "with 3 tensors for each of the %zu rank(s) of this process: %zu allocations of %zu "
-               "bytes, before %zu of %zu", here, n1, b1, n0, b0);
+    CASE_CHECK(ctx, n1 == n0 + 3 * (size_t)ctx->local_ranks && b1 >= b0 + (size_t)ctx->local_ranks * 64 * 33 * 10,
+               "with 3 tensors per rank: %zu allocations of %zu bytes, before %zu of %zu", n1, b1, n0, b0);
     CASE_CHECK(ctx, n2 == n0 && b2 == b0, "after the deleters: %zu allocations of %zu bytes, before %zu of %zu", n2,
                b2, n0, b0);
   }
-  /* mem_alloc/mem_free likewise, on rank 0 (its process's counter). */
+  /* mem_alloc/mem_free likewise. */
   void *p;
   if (!ctx_barrier(ctx))
     return;

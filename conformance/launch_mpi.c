@@ -169,6 +169,7 @@ static void run_case(struct run *run, size_t i, int local_rank, int ndev)
   ctx.device = ndev > 0 ? local_rank % ndev : 0;
   ctx.verbose = run->opts->verbose;
   ctx.shared_process = true;
+  ctx.local_ranks = 1;
   ctx.launch = &mpi_ops;
 
   /* Rank 0 waits longest, so that its report, not a peer's abort, ends

@@ -240,6 +240,7 @@ static void rank_case(const struct n4c_case *cs)
   ctx.device = P.ndev > 0 ? P.rank % P.ndev : 0;
   ctx.verbose = P.run->opts->verbose;
   ctx.shared_process = true;
+  ctx.local_ranks = 1;
   ctx.launch = &proc_ops;
   ctx.launch_data = c;
 

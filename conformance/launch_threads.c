@@ -224,6 +224,7 @@ static void run_ranks(const struct run *run, const struct n4c_case *c, struct sh
     a->ctx.id = id;
     a->ctx.verbose = run->opts->verbose;
     a->ctx.shared_process = run->opts->no_fork;
+    a->ctx.local_ranks = run->nranks;
     a->ctx.launch = &thr_ops;
     a->ctx.launch_data = sh;
     if (pthread_create(&a->thread, NULL, rank_main, a) != 0)

@@ -205,12 +205,7 @@ int main(int argc, char **argv)
     return run.ncases == 0 ? 2 : 0;
   }
   if (opts.mpi) {
-#if defined(NCCLSIM)
-    fputs("n4c-conformance: --mpi: ncclsim runs ranks in separate processes only "
-          "as one fork tree; run --procs N (ranks as processes) or -n N (as threads)\n",
-          stderr);
-    rc = 2;
-#elif !defined(HAVE_MPI)
+#if !defined(HAVE_MPI)
     fputs("n4c-conformance: --mpi: this build has no MPI; "
           "configure --with-mpi\n", stderr);
     rc = 2;

@@ -43,7 +43,7 @@
   X(BW_GBS, "BW_GBS", "100", "ncclGroupSimulateEnd model: link bandwidth in GB/s")              \
   X(STACK_KB, "STACK_KB", "256", "stack size of each stream worker thread, in KiB")                \
   X(STREAM_DEPTH, "STREAM_DEPTH", "1022", "operations a stream holds pending (NCCL operations, async copies and memsets); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
-  X(PROCESSES, "PROCESSES", "0", "1: ncclsim's state and device memory live in memory shared with the processes this one forks, so ranks can be processes (ncclsimProcessesInit)") \
+  X(PROCESSES, "PROCESSES", "auto", "ranks as processes: auto shares ncclsim's state among the processes of a launcher's job (mpirun, srun); 1 also with the processes this one forks (ncclsimProcessesInit); 0 never") \
   X(SHM_SIZE, "SHM_SIZE", "68719476736", "with NCCLSIM_PROCESSES=1: bytes of address space the shared arena reserves (pages are used only as touched)") \
   X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died") \
   X(DEBUG, "DEBUG", "none", "log level: WARN, INFO or TRACE, NCCL-style lines on stderr; anything else prints nothing") \
@@ -160,6 +160,12 @@ void sim_rwlock_init(pthread_rwlock_t *l);
 /* Registers this process as a member of the job (at its first
  * communicator) and starts the thread that watches the others. */
 void sim_proc_register(void);
+/* Processes started apart (util/job.c): whether a launcher named a job
+ * (and NCCLSIM_PROCESSES is not 0), and the job's arena of `size` bytes,
+ * made by the first process (which runs init on it before any other sees
+ * it) and mapped at the same address by the others. */
+bool sim_job_named(void);
+ncclResult_t sim_job_attach(size_t size, void (*init)(void *p, size_t size), void **out, bool *created);
 /* Called by that thread when process `pid` has exited: fails every
  * communicator with ranks in it (comm/clique.c). Idempotent. */
 void sim_proc_exited(int pid);
@@ -431,9 +437,16 @@ struct sim_clique {
   /* Ranks as processes: the live cliques of the job (comm/clique.c), and
    * the first rank whose process exited (0 pid: none). */
   struct sim_clique *live_prev, *live_next;
-  _Atomic int exited_pid;
-  int exited_rank;
+  _Atomic uint64_t exited; /* pid << 32 | rank; 0: none (sim_clique_exited) */
 };
+
+/* The pid of the first rank of c whose process exited, and that rank in
+ * *rank; 0 if none. */
+static inline int sim_clique_exited(sim_clique *c, int *rank) {
+  uint64_t e = atomic_load(&c->exited);
+  *rank = (int)(uint32_t)e;
+  return (int)(e >> 32);
+}
 
 /* The wait queue of `rank`, and a wake of it. Safe to call while the waker's
  * own comm is alive, whatever became of the object that completed. */

@@ -7,6 +7,7 @@
  * memory, and counts what each child reports through its exit status.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <setjmp.h>
@@ -23,6 +24,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "config.h"
+#include "sim.h"
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <ncclsim.h>
@@ -204,6 +207,110 @@ static void test_windows_2(void **state) {
 static void test_windows_4(void **state) {
   (void)state;
   assert_int_equal(run_procs(4, windows_body), 0);
+}
+
+/* Two processes of four rank threads each: one 8-rank communicator. */
+typedef struct {
+  int rank;
+  int ok;
+} mixed_arg;
+
+static void *mixed_rank(void *p) {
+  mixed_arg *a = p;
+  cudaSetDevice(a->rank);
+  ncclComm_t comm;
+  if (ncclCommInitRank(&comm, 8, box->id, a->rank) != ncclSuccess) return NULL;
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  double *x, h = a->rank;
+  cudaMalloc((void **)&x, sizeof *x);
+  cudaMemcpy(x, &h, sizeof h, cudaMemcpyHostToDevice);
+  ncclAllReduce(x, x, 1, ncclFloat64, ncclSum, comm, s);
+  a->ok = cudaStreamSynchronize(s) == cudaSuccess;
+  cudaMemcpy(&h, x, sizeof h, cudaMemcpyDeviceToHost);
+  a->ok = a->ok && h == 28.0; /* 0 + 1 + ... + 7 */
+  cudaFree(x);
+  cudaStreamDestroy(s);
+  ncclCommDestroy(comm);
+  return NULL;
+}
+
+static void mixed_body(int proc, int n) {
+  (void)n;
+  pthread_t t[4];
+  mixed_arg a[4];
+  for (int i = 0; i < 4; i++) {
+    a[i] = (mixed_arg){proc * 4 + i, 0};
+    pthread_create(&t[i], NULL, mixed_rank, &a[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    CHILD_CHECK(proc, a[i].ok, "rank %d (thread %d of process %d) failed: %s", a[i].rank, i, proc,
+                ncclGetLastError(NULL));
+  }
+}
+
+static void test_processes_of_threads(void **state) {
+  (void)state;
+  assert_int_equal(run_procs(2, mixed_body), 0);
+}
+
+/* ------------------------------------------------------------- arena */
+
+/* The shared arena's allocator, in this process: random sizes (small
+ * classes, page classes, large runs) and alignments, each block filled
+ * with its own byte and checked before it is freed, so an overlap or a
+ * header overrun shows; then a block too large for the arena. */
+static void test_arena_allocator(void **state) {
+  (void)state;
+  enum { SLOTS = 512, ROUNDS = 40000 };
+  static unsigned char *p[SLOTS];
+  static size_t sz[SLOTS];
+  size_t used0, size;
+  sim_shm_stats(&used0, &size);
+  assert_true(size >= ((size_t)1 << 30));
+  unsigned seed = 7;
+  for (int it = 0; it < ROUNDS; it++) {
+    int i = (int)(rand_r(&seed) % SLOTS);
+    if (p[i]) {
+      for (size_t k = 0; k < sz[i]; k += 1 + sz[i] / 64) assert_int_equal(p[i][k], (unsigned char)i);
+      if (sz[i]) assert_int_equal(p[i][sz[i] - 1], (unsigned char)i);
+      sim_free(p[i]);
+      p[i] = NULL;
+      continue;
+    }
+    unsigned r = rand_r(&seed) % 100;
+    sz[i] = r < 70 ? rand_r(&seed) % 300 : r < 95 ? rand_r(&seed) % 20000 : rand_r(&seed) % 600000;
+    switch (rand_r(&seed) % 4) {
+      case 0: p[i] = sim_malloc(sz[i]); break;
+      case 1:
+        p[i] = sim_calloc(1, sz[i]);
+        for (size_t k = 0; p[i] && k < sz[i]; k++) assert_int_equal(p[i][k], 0);
+        break;
+      case 2: {
+        size_t align = (size_t)64 << (rand_r(&seed) % 7);
+        p[i] = sim_aligned_alloc(align, sz[i]);
+        assert_int_equal((uintptr_t)p[i] % align, 0);
+        break;
+      }
+      default:
+        p[i] = sim_malloc(16);
+        assert_non_null(p[i]);
+        memset(p[i], i, 16);
+        p[i] = sim_realloc(p[i], sz[i]);
+        for (size_t k = 0; p[i] && k < (sz[i] < 16 ? sz[i] : 16); k++) assert_int_equal(p[i][k], (unsigned char)i);
+    }
+    assert_non_null(p[i]);
+    assert_true(sim_shm_contains(p[i]));
+    memset(p[i], i, sz[i]);
+  }
+  for (int i = 0; i < SLOTS; i++) sim_free(p[i]);
+  size_t used;
+  sim_shm_stats(&used, &size);
+  assert_int_equal(used, used0); /* every byte came back */
+  assert_null(sim_malloc(size)); /* larger than the arena: NULL and a WARN */
+  assert_non_null(strstr(sim_last_warning(), "NCCLSIM_SHM_SIZE"));
+  sim_clear_warning(); /* forked children would inherit it as their last error */
 }
 
 /* ------------------------------------------------------------- faults */
@@ -400,8 +507,107 @@ static int late_main(void) {
   return ncclsimProcessesInit() == ncclInvalidUsage ? 0 : 1;
 }
 
+/* ------------------------------------------------- processes started apart */
+
+/* The exec'd side of test_job_*: rank r of n in the launcher job that
+ * NCCLSIM_JOB names. Rank 0 makes the id and leaves it in `path`. */
+static int job_main(int rank, int n, const char *path) {
+  ncclUniqueId id;
+  if (rank == 0) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (ncclGetUniqueId(&id) != ncclSuccess || !f || fwrite(&id, sizeof id, 1, f) != 1 || fclose(f) != 0) return 2;
+    if (rename(tmp, path) != 0) return 2;
+  } else {
+    FILE *f = NULL;
+    for (int i = 0; i < 2000 && !(f = fopen(path, "rb")); i++) usleep(5000);
+    if (!f || fread(&id, sizeof id, 1, f) != 1) return 3;
+    fclose(f);
+  }
+  cudaSetDevice(rank);
+  ncclComm_t comm;
+  ncclResult_t r = ncclCommInitRank(&comm, n, id, rank);
+  if (r != ncclSuccess) {
+    fprintf(stderr, "rank %d: ncclCommInitRank: %s\n", rank, ncclGetLastError(NULL));
+    return 4;
+  }
+  float *a, h = (float)(rank + 1);
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  cudaMalloc((void **)&a, sizeof *a);
+  cudaMemcpy(a, &h, sizeof h, cudaMemcpyHostToDevice);
+  ncclAllReduce(a, a, 1, ncclFloat32, ncclSum, comm, s);
+  if (cudaStreamSynchronize(s) != cudaSuccess) return 5;
+  cudaMemcpy(&h, a, sizeof h, cudaMemcpyDeviceToHost);
+  ncclCommDestroy(comm);
+  return h == (float)(n * (n + 1) / 2) ? 0 : 6;
+}
+
+/* Starts n exec'd ranks of one launcher job; returns how many exited 0,
+ * and their stderr in out. */
+static int run_job(int n, bool aslr, char *out, size_t len) {
+  static int seq;
+  char job[64], path[256];
+  snprintf(job, sizeof job, "sim_procs-%d-%d", (int)getpid(), ++seq);
+  snprintf(path, sizeof path, "/tmp/ncclsim-test-%s.id", job);
+  unlink(path);
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
+  pid_t pid[8];
+  for (int r = 0; r < n; r++)
+    if ((pid[r] = fork()) == 0) {
+      dup2(fd[1], 2);
+      setenv("NCCLSIM_JOB", job, 1);
+      unsetenv("NCCLSIM_PROCESSES");
+      setenv("NCCLSIM_DEBUG", "WARN", 1);
+      if (aslr) setenv("NCCLSIM_REEXEC", "1", 1); /* as if re-executing were impossible */
+      else unsetenv("NCCLSIM_REEXEC");
+      char rs[16], ns[16];
+      snprintf(rs, sizeof rs, "%d", r);
+      snprintf(ns, sizeof ns, "%d", n);
+      execl(self_exe, self_exe, "--job", rs, ns, path, (char *)NULL);
+      _exit(127);
+    }
+  close(fd[1]);
+  size_t got = 0;
+  ssize_t k;
+  while (got + 1 < len && (k = read(fd[0], out + got, len - 1 - got)) > 0) got += (size_t)k;
+  out[got] = '\0';
+  close(fd[0]);
+  int ok = 0;
+  for (int r = 0; r < n; r++) {
+    int st;
+    assert_int_equal(waitpid(pid[r], &st, 0), pid[r]);
+    ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  }
+  unlink(path);
+  return ok;
+}
+
+/* Processes exec'd apart, as mpirun starts them, in one job: they share
+ * the arena through the job's socket, and an allreduce adds up. */
+static void test_job_started_apart(void **state) {
+  (void)state;
+  char out[8192];
+  int ok = run_job(3, false, out, sizeof out);
+  if (ok != 3) fprintf(stderr, "%s", out);
+  assert_int_equal(ok, 3);
+}
+
+/* The same with address-space randomisation left on: ncclsim's code lies
+ * elsewhere in each process, and a joiner is refused with a message. */
+static void test_job_layouts_differ(void **state) {
+  (void)state;
+  char out[8192];
+  int ok = run_job(2, true, out, sizeof out);
+  assert_int_equal(ok, 0);
+  assert_non_null(strstr(out, "ncclsim's code is at"));
+}
+
 int main(int argc, char **argv) {
   self_exe = argv[0];
+  if (argc == 5 && !strcmp(argv[1], "--job")) return job_main(atoi(argv[2]), atoi(argv[3]), argv[4]);
   if (argc == 4 && !strcmp(argv[1], "--join")) {
     unsetenv("NCCLSIM_PROCESSES");
     return join_main(argv[2], argv[3]);
@@ -410,6 +616,8 @@ int main(int argc, char **argv) {
     unsetenv("NCCLSIM_PROCESSES");
     return late_main();
   }
+  /* A modest reservation: sanitizer runtimes shadow what is mapped. */
+  setenv("NCCLSIM_SHM_SIZE", "2147483648", 0);
   if (ncclsimProcessesInit() != ncclSuccess) {
     fprintf(stderr, "ncclsimProcessesInit failed: %s\n", ncclGetLastError(NULL));
     return 1;
@@ -417,11 +625,12 @@ int main(int argc, char **argv) {
   box = mmap(NULL, sizeof *box, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (box == MAP_FAILED) return 1;
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_collectives_2),  cmocka_unit_test(test_collectives_4),
-      cmocka_unit_test(test_windows_2),      cmocka_unit_test(test_windows_4),
+      cmocka_unit_test(test_arena_allocator), cmocka_unit_test(test_collectives_2),  cmocka_unit_test(test_collectives_4),
+      cmocka_unit_test(test_processes_of_threads), cmocka_unit_test(test_windows_2),      cmocka_unit_test(test_windows_4),
       cmocka_unit_test(test_kill9),          cmocka_unit_test(test_nranks_disagree),
       cmocka_unit_test(test_same_rank),      cmocka_unit_test(test_id_from_unshared_process),
       cmocka_unit_test(test_id_from_other_job), cmocka_unit_test(test_init_too_late),
+      cmocka_unit_test(test_job_started_apart), cmocka_unit_test(test_job_layouts_differ),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

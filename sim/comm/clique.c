@@ -13,11 +13,7 @@ typedef struct {
   sim_clique *head;
 } clique_list;
 static void list_init(void *p) { sim_mutex_init(&((clique_list *)p)->lock); }
-static clique_list *live(void) {
-  static clique_list *l;
-  if (!l) l = sim_shared(SIM_SHARED_CLIQUES, sizeof *l, list_init);
-  return l;
-}
+static clique_list *live(void) { return sim_shared(SIM_SHARED_CLIQUES, sizeof(clique_list), list_init); }
 
 static void live_link(sim_clique *c) {
   clique_list *l = live();
@@ -46,11 +42,12 @@ void sim_proc_exited(int pid) {
   sim_mutex_lock(&l->lock);
   for (sim_clique *c = l->head; c; c = c->live_next) {
     int rank = -1;
+    sim_mutex_lock(&c->lock); /* a rank's teardown clears its slot under it */
     for (int r = 0; r < c->nranks && rank < 0; r++)
       if (c->ranks[r] && c->ranks[r]->pid == pid) rank = r;
-    int none = 0;
-    if (rank < 0 || !atomic_compare_exchange_strong(&c->exited_pid, &none, pid)) continue;
-    c->exited_rank = rank;
+    pthread_mutex_unlock(&c->lock);
+    uint64_t none = 0;
+    if (rank < 0 || !atomic_compare_exchange_strong(&c->exited, &none, (uint64_t)pid << 32 | (uint32_t)rank)) continue;
     SIM_WARN(SIM_INIT, "communicator %016llx: rank %d's process (pid %d) exited; its operations fail with "
              "ncclRemoteError", (unsigned long long)c->key, rank, pid);
     atomic_store(&c->aborted, 1); /* every wait of the clique ends */

@@ -33,11 +33,7 @@ typedef struct {
 /* Open init rounds, by the unique id's key; a slot is the rank's comm.
  * Shared by every process of a job (util/shm.c). */
 static void table_init(void *t) { sim_rv_table_init(t); }
-static sim_rv_table *init_table(void) {
-  static sim_rv_table *t;
-  if (!t) t = sim_shared(SIM_SHARED_INIT, sizeof *t, table_init);
-  return t;
-}
+static sim_rv_table *init_table(void) { return sim_shared(SIM_SHARED_INIT, sizeof(sim_rv_table), table_init); }
 #define table (*init_table())
 
 SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
@@ -78,13 +74,14 @@ static bool id_reachable(const ncclUniqueId *id, const char *op) {
   if (l.job == job && (job != 0 || l.pid == self)) return true;
   if (!job)
     SIM_WARN(SIM_INIT, "%s: the unique id was made by process %d and this is process %d, which does not share "
-             "ncclsim's state with it. Ranks in separate processes need NCCLSIM_PROCESSES=1 (or "
-             "ncclsimProcessesInit()) in the process that forks them, before the fork; processes started apart "
-             "(mpirun) are not supported yet (docs/ncclsim.md, \"Ranks as processes\")", op, (int)l.pid, self);
+             "ncclsim's state with it. Processes share it when a launcher (mpirun, srun) started them, or when the "
+             "process that forks them set NCCLSIM_PROCESSES=1 (or called ncclsimProcessesInit()) before the fork; "
+             "NCCLSIM_PROCESSES=0 turns sharing off (docs/ncclsim.md, \"Ranks as processes\")", op, (int)l.pid, self);
   else
     SIM_WARN(SIM_INIT, "%s: the unique id was made by process %d of another ncclsim job (%016llx; this process, "
-             "pid %d, is in job %016llx): ranks of one communicator must descend from one process that set "
-             "NCCLSIM_PROCESSES=1", op, (int)l.pid, (unsigned long long)l.job, self, (unsigned long long)job);
+             "pid %d, is in job %016llx): the ranks of one communicator must be processes of one launcher job, "
+             "or descend from one process that set NCCLSIM_PROCESSES=1", op, (int)l.pid, (unsigned long long)l.job,
+             self, (unsigned long long)job);
   return false;
 }
 

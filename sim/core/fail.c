@@ -59,14 +59,14 @@ void sim_clique_dump_pending(sim_clique *c, const char *why) {
     }
     sim_mutex_lock(&m->lock);
     if (atomic_load(&m->dead))
-      SIM_WARN(SIM_INIT, "  rank %d (device %d): stopped at its operation %llu (NCCLSIM_FAULT)", r, m->device,
-               (unsigned long long)m->fault_at);
+      SIM_WARN(SIM_INIT, "  rank %d (device %d, pid %d): stopped at its operation %llu (NCCLSIM_FAULT)", r,
+               m->device, m->pid, (unsigned long long)m->fault_at);
     else if (m->pending.next == &m->pending)
-      SIM_WARN(SIM_INIT, "  rank %d (device %d): nothing pending", r, m->device);
+      SIM_WARN(SIM_INIT, "  rank %d (device %d, pid %d): nothing pending", r, m->device, m->pid);
     for (sim_pending *p = m->pending.next; p != &m->pending; p = p->next) {
       char line[384];
       p->describe(p, line, sizeof line);
-      SIM_WARN(SIM_INIT, "  rank %d (device %d): %s", r, m->device, line);
+      SIM_WARN(SIM_INIT, "  rank %d (device %d, pid %d): %s", r, m->device, m->pid, line);
     }
     pthread_mutex_unlock(&m->lock);
   }

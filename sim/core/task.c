@@ -51,10 +51,9 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
     }
     if (atomic_load(&t->comm->clique->aborted)) {
       t->result = ncclRemoteError;
-      sim_clique *c = t->comm->clique;
-      if (atomic_load(&c->exited_pid))
-        sim_comm_fail(t->comm, t->result, "%s not run: rank %d's process (pid %d) exited", t->ops->name,
-                      c->exited_rank, atomic_load(&c->exited_pid));
+      int rank, pid = sim_clique_exited(t->comm->clique, &rank);
+      if (pid)
+        sim_comm_fail(t->comm, t->result, "%s not run: rank %d's process (pid %d) exited", t->ops->name, rank, pid);
       else
         sim_comm_fail(t->comm, t->result, "%s not run: the communicator was aborted or revoked", t->ops->name);
       continue;
@@ -82,10 +81,10 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
       sim_comm_pending_del(t->comm, &t->pending);
     }
     if (t->result != ncclSuccess) {
-      sim_clique *c = t->comm->clique;
-      if (t->result == ncclRemoteError && atomic_load(&c->exited_pid))
+      int rank, pid = sim_clique_exited(t->comm->clique, &rank);
+      if (t->result == ncclRemoteError && pid)
         sim_comm_fail(t->comm, t->result, "%s by rank %d failed: rank %d's process (pid %d) exited", t->ops->name,
-                      t->comm->rank, c->exited_rank, atomic_load(&c->exited_pid));
+                      t->comm->rank, rank, pid);
       if (atomic_load(&t->comm->async_error) == ncclSuccess)
         sim_comm_fail(t->comm, t->result, "%s by rank %d failed: %s", t->ops->name, t->comm->rank,
                       ncclGetErrorString(t->result));

@@ -92,11 +92,7 @@ static void registry_init(void *p) {
   sim_mutex_init(&r->lock);
   r->head.prev = r->head.next = &r->head;
 }
-static trace_registry *registry(void) {
-  static trace_registry *r;
-  if (!r) r = sim_shared(SIM_SHARED_TRACE, sizeof *r, registry_init);
-  return r;
-}
+static trace_registry *registry(void) { return sim_shared(SIM_SHARED_TRACE, sizeof(trace_registry), registry_init); }
 #define reg_lock (registry()->lock)
 #define reg_head (registry()->head)
 static uint64_t t_base; /* first clique's creation: time 0 of the files */

@@ -30,8 +30,8 @@ typedef struct {
 static void registry_init(void *p) { sim_rwlock_init(&((mem_registry *)p)->lock); }
 
 static mem_registry *registry(void) {
-  static mem_registry *r;
-  if (!r && !(r = sim_shared(SIM_SHARED_MEM, sizeof *r, registry_init))) abort(); /* no memory at all */
+  mem_registry *r = sim_shared(SIM_SHARED_MEM, sizeof *r, registry_init);
+  if (!r) abort(); /* no memory at all */
   return r;
 }
 #define R (registry())

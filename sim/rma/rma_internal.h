@@ -60,6 +60,15 @@ typedef struct {
   _Atomic uint64_t called; /* signals the source's calls committed, posted or not (the deadlock check) */
 } rma_sig;
 
+/* A non-blocking registration's result for a rank of another process: the
+ * round's completer cannot write the caller's handle in that process's
+ * memory, so the rank takes it at its next poll (win_register.c). */
+typedef struct rma_delivery {
+  struct rma_delivery *next;
+  ncclWindow_t *out, handle;
+  ncclResult_t status;
+} rma_delivery;
+
 typedef struct {
   _Alignas(64) sim_waitq wq; /* waits of this rank sleep here */
   pthread_mutex_t lock;      /* guards wins, regs, nb */
@@ -69,6 +78,7 @@ typedef struct {
   uint64_t win_rounds;     /* this rank's ncclCommWindowRegister calls so far (under rounds' lock) */
   uint64_t withdrawn_from; /* its oldest withdrawn round, until it rewinds (UINT64_MAX: none) */
   int nb_pending;          /* non-blocking registrations not yet complete */
+  rma_delivery *deliveries; /* results for it to take, oldest first */
 } rma_rank;
 
 typedef struct {

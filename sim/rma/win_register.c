@@ -17,8 +17,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
+
 #include "rma_internal.h"
 
 /* ---- registration rounds: rounds of the rendezvous (sim/sim.h), keyed
@@ -113,9 +115,18 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
     if (!sl->nb_out) continue;
     ncclComm_t comm = c->ranks[i];
     rma_rank *rk = &st->rank[i];
+    ncclWindow_t handle = status == ncclSuccess ? sl->handle : NULL;
+    rma_delivery *d = comm->pid != (int)getpid() ? sim_malloc(sizeof *d) : NULL;
     sim_mutex_lock(&rk->lock);
-    *sl->nb_out = status == ncclSuccess ? sl->handle : NULL;
-    nb_settle(comm, rk, status);
+    if (d) { /* the rank is a process of its own: it takes this at its poll */
+      *d = (rma_delivery){NULL, sl->nb_out, handle, status};
+      rma_delivery **pp = &rk->deliveries;
+      while (*pp) pp = &(*pp)->next;
+      *pp = d;
+    } else {
+      *sl->nb_out = handle;
+      nb_settle(comm, rk, status);
+    }
     pthread_mutex_unlock(&rk->lock);
     if (status != ncclSuccess) {
       sim_mutex_lock(&comm->lock);
@@ -249,6 +260,13 @@ ncclResult_t sim_rma_poll(ncclComm_t comm) {
   rma_state *st = rma_of(comm);
   rma_rank *rk = &st->rank[comm->rank];
   sim_mutex_lock(&rk->lock);
+  /* Results a completer in another process left: the handle is written
+   * here, in this rank's process, before its status is settled. */
+  for (rma_delivery *d; (d = rk->deliveries) != NULL; sim_free(d)) {
+    rk->deliveries = d->next;
+    *d->out = d->handle;
+    nb_settle(comm, rk, d->status);
+  }
   int pending = rk->nb_pending;
   pthread_mutex_unlock(&rk->lock);
   if (!pending) return ncclSuccess;
@@ -386,5 +404,6 @@ void rma_register_comm_fini(ncclComm_t comm) {
   sim_rv_unlock(&st->rounds);
   sim_mutex_lock(&rk->lock);
   rk->nb_pending = 0;
+  for (rma_delivery *d; (d = rk->deliveries) != NULL; sim_free(d)) rk->deliveries = d->next;
   pthread_mutex_unlock(&rk->lock);
 }

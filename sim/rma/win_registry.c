@@ -40,8 +40,8 @@ static void lists_init(void *p) {
   sim_mutex_init(&l->dead_lock);
 }
 static win_lists *lists(void) {
-  static win_lists *l;
-  if (!l && !(l = sim_shared(SIM_SHARED_WIN, sizeof *l, lists_init))) abort(); /* no memory at all */
+  win_lists *l = sim_shared(SIM_SHARED_WIN, sizeof *l, lists_init);
+  if (!l) abort(); /* no memory at all */
   return l;
 }
 #define glock (lists()->glock)

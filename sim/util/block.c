@@ -41,9 +41,8 @@ static _Thread_local int self_tid;
 static void threads_init(void *p) { atomic_init((_Atomic uint64_t *)p, 1); }
 
 uint64_t sim_thread_self(void) {
-  static _Atomic uint64_t *next_thread;
   if (!self_id) {
-    if (!next_thread) next_thread = sim_shared(SIM_SHARED_THREADS, sizeof *next_thread, threads_init);
+    _Atomic uint64_t *next_thread = sim_shared(SIM_SHARED_THREADS, sizeof *next_thread, threads_init);
     self_id = next_thread ? atomic_fetch_add(next_thread, 1) : UINT64_MAX - (uint64_t)sim_thread_tid();
   }
   return self_id;

@@ -67,7 +67,8 @@ typedef struct {
 typedef struct {
   uint64_t magic;
   uint64_t size;
-  uint64_t job; /* random: names the job in unique ids */
+  uint64_t job;    /* random: names the job in unique ids */
+  uint64_t anchor; /* where ncclsim's code is in the maker: the same in all */
   pthread_mutex_t lock; /* the allocator and the shared-state table */
   uint64_t brk;         /* first never-used byte */
   uint64_t small_free[NCLASSES];
@@ -113,25 +114,55 @@ void sim_rwlock_init(pthread_rwlock_t *l) {
 
 /* ---- mode ---- */
 
+/* A new arena's header. */
+static void header_init(void *p, size_t size) {
+  shm_hdr *h = p;
+  h->magic = SHM_MAGIC;
+  h->size = size;
+  h->anchor = (uint64_t)(uintptr_t)&sim_shm_on;
+  if (getrandom(&h->job, sizeof h->job, 0) != (ssize_t)sizeof h->job) h->job = sim_now_ns() ^ (uint64_t)getpid();
+  h->brk = (sizeof *h + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+  pthread_mutexattr_t a; /* as sim_mutex_init does in this mode */
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&h->lock, &a);
+  pthread_mutexattr_destroy(&a);
+}
+
+/* Maps the arena: the launcher job's (util/job.c), else an anonymous one
+ * that later-forked children share. Under mode_lock. */
 static ncclResult_t map_arena(void) {
   size_t size = (size_t)sim_param_int(SIM_P_SHM_SIZE);
   if (size < ((size_t)64 << 20)) size = (size_t)64 << 20;
   size = (size + PAGE - 1) & ~(size_t)(PAGE - 1);
-  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) {
-    SIM_WARN(SIM_ALLOC, "ranks as processes: cannot map %zu bytes of shared memory (NCCLSIM_SHM_SIZE): %s", size,
-             strerror(errno));
-    return ncclSystemError;
+  shm_hdr *h;
+  if (sim_job_named()) {
+    void *p;
+    bool created;
+    SIM_CHECK(sim_job_attach(size, header_init, &p, &created));
+    h = p;
+    if (!created && h->anchor != (uint64_t)(uintptr_t)&sim_shm_on) {
+      SIM_WARN(SIM_ALLOC, "ranks as processes: ncclsim's code is at %p in this process (pid %d) but at 0x%llx in "
+               "the process that made the job's arena: the processes must run one program with address-space "
+               "randomisation off (ncclsim re-executes them so; NCCLSIM_REEXEC was set, or personality() failed)",
+               (void *)&sim_shm_on, (int)getpid(), (unsigned long long)h->anchor);
+      munmap(p, h->size);
+      return ncclInvalidUsage;
+    }
+  } else {
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+      SIM_WARN(SIM_ALLOC, "ranks as processes: cannot map %zu bytes of shared memory (NCCLSIM_SHM_SIZE): %s", size,
+               strerror(errno));
+      return ncclSystemError;
+    }
+    header_init(p, size);
+    h = p;
   }
-  shm_hdr *h = p;
-  h->magic = SHM_MAGIC;
-  if (getrandom(&h->job, sizeof h->job, 0) != (ssize_t)sizeof h->job) h->job = sim_now_ns() ^ (uint64_t)getpid();
-  h->size = size;
-  h->brk = (sizeof *h + PAGE - 1) & ~(uint64_t)(PAGE - 1);
   arena = h;
-  atomic_store(&mode, MODE_SHARED); /* before the lock's init: it must be pshared */
-  sim_mutex_init(&h->lock);
-  SIM_INFO(SIM_ALLOC, "ranks as processes: %zu bytes of shared memory at %p", size, p);
+  atomic_store(&mode, MODE_SHARED);
+  SIM_INFO(SIM_ALLOC, "ranks as processes: %llu bytes of shared memory at %p", (unsigned long long)h->size, (void *)h);
   return ncclSuccess;
 }
 
@@ -141,7 +172,9 @@ static int decide(void) {
   if (m != MODE_UNSET) return m;
   pthread_mutex_lock(&mode_lock);
   if ((m = atomic_load(&mode)) == MODE_UNSET) {
-    if (sim_param_int(SIM_P_PROCESSES) != 1 || map_arena() != ncclSuccess) atomic_store(&mode, MODE_PRIVATE);
+    const char *v = sim_param_text(SIM_P_PROCESSES);
+    bool on = strcmp(v, "0") != 0 && (sim_job_named() || !strcmp(v, "1"));
+    if (!on || map_arena() != ncclSuccess) atomic_store(&mode, MODE_PRIVATE);
     m = atomic_load(&mode);
   }
   pthread_mutex_unlock(&mode_lock);
@@ -322,20 +355,25 @@ void sim_shm_stats(size_t *used, size_t *size) {
 
 /* ---- shared state ---- */
 
+static void *_Atomic cache[SIM_SHARED_COUNT];
+
+static void *publish(sim_shared_id id, void *s);
+
 void *sim_shared(sim_shared_id id, size_t size, void (*init)(void *)) {
   static void *priv[SIM_SHARED_COUNT];
   static pthread_mutex_t priv_lock = PTHREAD_MUTEX_INITIALIZER;
-  void *s;
+  void *s = atomic_load_explicit(&cache[id], memory_order_acquire);
+  if (s) return s;
   if (!sim_shm_on()) {
     pthread_mutex_lock(&priv_lock);
     if (!(s = priv[id]) && (s = priv[id] = calloc(1, size)) != NULL && init) init(s);
     pthread_mutex_unlock(&priv_lock);
-    return s;
+    return publish(id, s);
   }
   sim_mutex_lock(&arena->lock);
   s = arena->state[id];
   pthread_mutex_unlock(&arena->lock);
-  if (s) return s;
+  if (s) return publish(id, s);
   /* Allocate outside the lock (the allocator takes it), then publish; a
    * racing process may win, and the loser frees its copy. */
   void *mine = sim_shm_alloc(64, size);
@@ -346,6 +384,13 @@ void *sim_shared(sim_shared_id id, size_t size, void (*init)(void *)) {
   if (!(s = arena->state[id])) s = arena->state[id] = mine;
   pthread_mutex_unlock(&arena->lock);
   if (s != mine) sim_shm_free(mine);
+  return publish(id, s);
+}
+
+/* This process's pointer to each block, once made (a fork keeps it: the
+ * arena is at the same address in the child). */
+static void *publish(sim_shared_id id, void *s) {
+  if (s) atomic_store_explicit(&cache[id], s, memory_order_release);
   return s;
 }
 
