@@ -32,14 +32,15 @@
  *     that returns from the case no longer holds up barriers and marks the
  *     case stopped, so its peers' ctx collectives end with false instead of
  *     waiting for it. The parent never takes the mutex, so a rank killed
- *     while holding it cannot block the parent; a fresh set of ranks gets a
- *     fresh control block.
+ *     while holding it cannot block the parent; for a fresh set of ranks the
+ *     parent initialises the block anew.
  *   - Rank 0 makes each case's unique id and passes it through the control
  *     block.
  *
  * The watchdog is the parent: a case still running --timeout seconds after
- * the parent sent it fails "timed out", naming the ranks (and their pids)
- * that had not finished. A rank process that dies (a signal, or an exit)
+ * the parent sent it (no grace: no rank-side watchdog needs to go first)
+ * fails "timed out", naming the ranks (and their pids) that had not
+ * finished. A rank process that dies (a signal, or an exit)
  * before the case ended fails the case, naming the rank, its pid and the
  * signal or status. Either way the parent kills the rest of the set, the
  * run goes on with fresh processes (their startup is checked as at the
@@ -47,8 +48,10 @@
  * ends with status 1. On ncclsim the engine's shared state outlives the
  * killed processes; should they have left it unusable, the later cases say
  * so. A rank process that exits badly after the last case (a crash in its
- * teardown) is reported as a "#" diagnostic and also makes the status 1.
- * Rank processes die with the parent (PR_SET_PDEATHSIG, on Linux).
+ * teardown, or a sanitizer's status: ThreadSanitizer's 66 after a report)
+ * is reported as a "#" diagnostic and also makes the status 1. Rank
+ * processes die with the parent (PR_SET_PDEATHSIG, on Linux). Under -v the
+ * parent lists the rank processes' pids whenever it starts a set.
  */
 #include "config.h"
 
@@ -57,7 +60,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
