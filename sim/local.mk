@@ -29,3 +29,14 @@ sim_libncclsim_core_la_SOURCES = \
 sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include $(JANSSON_CFLAGS)
 sim_libncclsim_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) -lpthread -lm
+
+# ncclsim-trace-merge: one timeline from the per-process files of a job
+# (NCCLSIM_TRACE with ranks as processes).
+if BACKEND_SIM
+if HAVE_JANSSON
+bin_PROGRAMS += sim/ncclsim-trace-merge
+endif
+endif
+sim_ncclsim_trace_merge_SOURCES = sim/trace_merge.c
+sim_ncclsim_trace_merge_CPPFLAGS = -I$(top_builddir) $(JANSSON_CFLAGS)
+sim_ncclsim_trace_merge_LDADD = $(JANSSON_LIBS)

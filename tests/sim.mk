@@ -123,3 +123,13 @@ tests_nccl_block_CXXFLAGS = $(AM_CXXFLAGS) -w
 tests_nccl_block_LDADD = sim/libncclsim.la -lpthread
 EXTRA_DIST += tests/nccl-blocking.sh
 
+# Ranks as processes write a timeline each; ncclsim-trace-merge joins them.
+if BACKEND_SIM
+if HAVE_CMOCKA
+if HAVE_JANSSON
+TESTS += tests/trace-merge.sh
+endif
+endif
+endif
+EXTRA_DIST += tests/trace-merge.sh
+

@@ -66,6 +66,7 @@ typedef struct ev_chunk {
 
 typedef struct {
   pthread_mutex_t lock;
+  int pid;       /* the process of the rank's timeline (ranks as processes) */
   uint64_t head; /* records written so far */
   trace_rec *rec;
   ev_chunk *first, *last; /* its timeline, NCCLSIM_TRACE */
@@ -85,6 +86,7 @@ typedef struct trace_clique {
  * job (util/shm.c), since any of them may create or free a clique. */
 typedef struct {
   pthread_mutex_t lock;
+  uint64_t t_base; /* first clique's creation in the job: time 0 of every file */
   trace_clique head;
 } trace_registry;
 static void registry_init(void *p) {
@@ -95,13 +97,14 @@ static void registry_init(void *p) {
 static trace_registry *registry(void) { return sim_shared(SIM_SHARED_TRACE, sizeof(trace_registry), registry_init); }
 #define reg_lock (registry()->lock)
 #define reg_head (registry()->head)
-static uint64_t t_base; /* first clique's creation: time 0 of the files */
+#define t_base (registry()->t_base)
 
 static pthread_mutex_t full_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Chunks of the cliques destroyed, and of the live ones at a flush. */
 static ev_chunk *full_head, *full_tail;
 static char full_path[1024];
 static bool atexit_set;
+static _Atomic int full_here; /* this process has set full_path and atexit */
 #ifndef HAVE_JANSSON
 static bool warned_no_json;
 #endif
@@ -120,6 +123,35 @@ static int flush(bool always);
 static void at_exit(void) { flush(false); }
 
 static bool param_off(const char *v) { return !v || !v[0] || !strcmp(v, "none"); }
+
+/* A file name with %p replaced by the process id. With ranks as processes
+ * each process writes its own ranks: `pid_always` puts the pid in a name
+ * that has no %p (before a last ".json"), so that the files do not collide
+ * (tools/ncclsim-trace-merge makes one of them). */
+static void expand_path(char *out, size_t len, const char *fmt, bool pid_always) {
+  size_t o = 0;
+  bool had = false;
+  for (const char *s = fmt; *s && o + 24 < len; s++) {
+    if (s[0] == '%' && s[1] == 'p') {
+      o += (size_t)snprintf(out + o, len - o, "%d", (int)getpid());
+      had = true;
+      s++;
+    } else {
+      out[o++] = *s;
+    }
+  }
+  out[o] = 0;
+  if (!pid_always || had) return;
+  size_t n = strlen(out);
+  bool json = n >= 5 && !strcmp(out + n - 5, ".json");
+  char tail[8] = "";
+  if (json) {
+    strcpy(tail, ".json");
+    out[n - 5] = 0;
+  }
+  size_t m = strlen(out);
+  snprintf(out + m, len - m, ".%d%s", (int)getpid(), tail);
+}
 
 ncclResult_t sim_trace_clique_init(sim_clique *c) {
   int64_t cap = sim_param_int(SIM_P_TRACE_RING);
@@ -162,7 +194,7 @@ ncclResult_t sim_trace_clique_init(sim_clique *c) {
   reg_head.prev = tc;
   if (full) {
     sim_mutex_lock(&full_lock);
-    snprintf(full_path, sizeof full_path, "%s", path);
+    expand_path(full_path, sizeof full_path, path, sim_shm_on());
     pthread_mutex_unlock(&full_lock);
     if (!atexit_set) atexit(at_exit);
     atexit_set = true;
@@ -190,7 +222,7 @@ static void splice(trace_clique *tc) {
   for (int r = 0; r < tc->nranks; r++) {
     rank_ring *rg = &tc->ring[r];
     sim_mutex_lock(&rg->lock);
-    if (rg->first) {
+    if (rg->first && rg->pid == (int)getpid()) { /* each process writes its own ranks */
       if (full_tail) full_tail->next = rg->first;
       else full_head = rg->first;
       full_tail = rg->last;
@@ -232,7 +264,18 @@ static void fill_rec(trace_rec *r, sim_task *t) {
  * shared only by the threads that drive that rank. */
 static void full_append(trace_clique *tc, const trace_ev *e) {
   rank_ring *rg = &tc->ring[e->rank];
+  if (!atomic_load_explicit(&full_here, memory_order_acquire)) {
+    /* This process's first event: with ranks as processes it may not be
+     * the one that made the clique, and it writes its own file at exit. */
+    sim_mutex_lock(&full_lock);
+    if (!full_path[0]) expand_path(full_path, sizeof full_path, sim_param_text(SIM_P_TRACE), sim_shm_on());
+    if (!atexit_set) atexit(at_exit);
+    atexit_set = true;
+    pthread_mutex_unlock(&full_lock);
+    atomic_store_explicit(&full_here, 1, memory_order_release);
+  }
   sim_mutex_lock(&rg->lock);
+  rg->pid = (int)getpid();
   if (!rg->last || rg->last->n == CHUNK_EVENTS) {
     ev_chunk *k = sim_malloc(sizeof *k);
     if (!k) {
@@ -543,17 +586,7 @@ const char *sim_trace_dump(sim_clique *c, const char *why) {
    * would only leave an empty dump behind). */
   if (n == 0) goto out;
   /* NCCLSIM_TRACE_DUMP, %p the process id. */
-  const char *fmt = sim_param_text(SIM_P_TRACE_DUMP);
-  size_t o = 0;
-  for (const char *s = fmt; *s && o + 24 < sizeof dump_path; s++) {
-    if (s[0] == '%' && s[1] == 'p') {
-      o += (size_t)snprintf(dump_path + o, sizeof dump_path - o, "%d", (int)getpid());
-      s++;
-    } else {
-      dump_path[o++] = *s;
-    }
-  }
-  dump_path[o] = 0;
+  expand_path(dump_path, sizeof dump_path, sim_param_text(SIM_P_TRACE_DUMP), false);
   ev_iter it = {ev, n, 0, NULL};
   if (write_events(dump_path, &it, why) == 0) res = dump_path;
 out:

@@ -112,6 +112,11 @@ static bool parse(sim_param_id id, const char *text, double *out) {
     *out = 0;
     return true;
   }
+  /* auto, 1 or 0 (util/shm.c reads the text). */
+  if (id == SIM_P_PROCESSES) {
+    *out = !strcmp(text, "1");
+    return !strcmp(text, "auto") || !strcmp(text, "0") || !strcmp(text, "1");
+  }
   if (is_gin(id)) {
     int v = gin_value(text);
     if (v < 0) return false;
