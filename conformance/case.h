@@ -19,9 +19,9 @@
  *   }
  *
  * The function runs once on every rank, each on its own thread (or process,
- * under --mpi), with that rank's device current. A rank's verdict is pass
- * unless a check failed or it skipped; the case fails if any rank failed,
- * else skips if any rank skipped.
+ * under --mpi and --procs), with that rank's device current. A rank's
+ * verdict is pass unless a check failed or it skipped; the case fails if
+ * any rank failed, else skips if any rank skipped.
  *
  * Checks either return from the case function (CASE_CHECK, CASE_OK, ...) or
  * go on (CASE_EXPECT). A rank that returns early leaves its peers waiting in
@@ -51,8 +51,9 @@ typedef struct case_ctx {
   int ndevices; /* cudaGetDeviceCount */
   ncclUniqueId id; /* made once per case, the same on every rank */
   bool verbose;
-  /* The case runs in a process that earlier cases used (--mpi, --no-fork):
-   * what NCCL reads once per process (its NCCL_* variables) is read. */
+  /* The case runs in a process that earlier cases used (--mpi, --procs,
+   * --no-fork): what NCCL reads once per process (its NCCL_* variables) is
+   * read. */
   bool shared_process;
   /* Ranks of this case in this process: nranks as threads, 1 when ranks
    * are processes (--mpi, --procs). What a process counts of its own (its

@@ -227,7 +227,7 @@ void case_BLOCK_05(case_ctx_t *ctx)
   int late = ctx->nranks - 1;
   if (ctx->shared_process)
     CASE_SKIP(ctx, "NCCL reads NCCL_RUNTIME_CONNECT once per process, and this run's processes ran other cases "
-                   "(--mpi or --no-fork)");
+                   "(--mpi, --procs or --no-fork)");
   if (ctx->rank == 0)
     setenv("NCCL_RUNTIME_CONNECT", "0", 1); /* one environment per process: set once, before every init */
   if (!ctx_barrier(ctx))

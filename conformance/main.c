@@ -13,8 +13,9 @@
 #include "runner.h"
 
 static const char usage[] =
-  "usage: n4c-conformance [-n NRANKS] [--filter GLOB[,GLOB...]] [--timeout SEC]\n"
-  "                       [--json FILE] [--junit FILE] [--mpi] [--no-fork] [-v]\n"
+  "usage: n4c-conformance [-n NRANKS | --procs NRANKS | --mpi] [--timeout SEC]\n"
+  "                       [--filter GLOB[,GLOB...]] [--json FILE] [--junit FILE]\n"
+  "                       [--no-fork] [-v]\n"
   "       n4c-conformance --list [--filter GLOB[,GLOB...]]\n"
   "       n4c-conformance --table REPORT.json... [--html FILE] > table.md\n"
   "\n"
@@ -25,10 +26,15 @@ static const char usage[] =
   "  --timeout SEC   a case running longer fails (default 60)\n"
   "  --json FILE     also write a JSON report\n"
   "  --junit FILE    also write a JUnit XML report (one testcase per case)\n"
+  "  --procs NRANKS  ranks as processes, one rank each, forked by the runner\n"
+  "                  (no MPI); a case that times out or whose process dies\n"
+  "                  fails, and the next case runs in fresh processes\n"
   "  --mpi           ranks are the MPI processes (mpirun -np N ...);\n"
   "                  a case that times out aborts the run (MPI_Abort)\n"
   "  --no-fork       run the cases in this process, without the watchdog\n"
-  "  -v              print the cases' notes and timings\n"
+  "                  (threads mode only)\n"
+  "  -v              print the cases' notes and timings (and under --procs\n"
+  "                  the rank processes' pids)\n"
   "  --list          print the IDs and claims, run nothing\n"
   "  --table         merge JSON reports into one Markdown table, a column\n"
   "                  per backend, launch mode and rank count\n"
@@ -50,7 +56,7 @@ static int parse_int(const char *s, const char *what, int lo, int hi)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
   enum { O_LIST = 256, O_FILTER, O_TIMEOUT, O_JSON, O_JUNIT, O_MPI, O_NO_FORK, O_TABLE,
-         O_HTML };
+         O_HTML, O_PROCS };
   static const struct option longopts[] = {
     { "list", no_argument, NULL, O_LIST },
     { "filter", required_argument, NULL, O_FILTER },
@@ -58,6 +64,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     { "json", required_argument, NULL, O_JSON },
     { "junit", required_argument, NULL, O_JUNIT },
     { "mpi", no_argument, NULL, O_MPI },
+    { "procs", required_argument, NULL, O_PROCS },
     { "no-fork", no_argument, NULL, O_NO_FORK },
     { "table", no_argument, NULL, O_TABLE },
     { "html", required_argument, NULL, O_HTML },
@@ -65,7 +72,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
-  bool table = false;
+  bool table = false, nranks_given = false;
   int ch;
 
   memset(o, 0, sizeof *o);
@@ -73,7 +80,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
   o->timeout = 60;
   while ((ch = getopt_long(argc, argv, "n:vh", longopts, NULL)) != -1) {
     switch (ch) {
-    case 'n': o->nranks = parse_int(optarg, "-n", 1, MAX_RANKS); break;
+    case 'n': o->nranks = parse_int(optarg, "-n", 1, MAX_RANKS); nranks_given = true; break;
+    case O_PROCS: o->procs = parse_int(optarg, "--procs", 1, MAX_RANKS); break;
     case O_LIST: o->list = true; break;
     case O_FILTER: o->filter = optarg; break;
     case O_TIMEOUT: o->timeout = parse_int(optarg, "--timeout", 1, 24 * 3600); break;
@@ -95,6 +103,21 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     exit(2);
   }
 #endif
+  if (o->procs && o->mpi) {
+    fputs("n4c-conformance: --procs and --mpi both say how the ranks run: give one "
+          "(--procs N forks N processes; --mpi runs under mpirun)\n", stderr);
+    exit(2);
+  }
+  if (o->procs && nranks_given) {
+    fprintf(stderr, "n4c-conformance: --procs %d already gives the rank count; drop -n %d\n",
+            o->procs, o->nranks);
+    exit(2);
+  }
+  if (o->procs && o->no_fork) {
+    fputs("n4c-conformance: --no-fork runs the rank threads in this process; "
+          "--procs ranks are processes of their own: give one\n", stderr);
+    exit(2);
+  }
   if (o->html && !table) {
     fputs("n4c-conformance: --html writes the page of --table; give --table too\n", stderr);
     exit(2);
@@ -189,6 +212,8 @@ int main(int argc, char **argv)
 #else
     rc = mpi_main(&run);
 #endif
+  } else if (opts.procs) {
+    rc = procs_main(&run);
   } else {
     rc = run_threads(&run);
   }

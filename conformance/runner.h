@@ -5,8 +5,9 @@
  * Ranks report through events (case_event). In threads mode the rank
  * threads run in a child process, one per case, and stream their events
  * to the parent through a pipe, so that what a rank said before a hang or
- * a crash is still reported. The parent never calls CUDA or NCCL: a real
- * CUDA context does not survive fork.
+ * a crash is still reported; under --procs the rank processes do the same.
+ * The parent never calls CUDA or NCCL: a real CUDA context does not
+ * survive fork.
  */
 #ifndef N4C_CONFORMANCE_RUNNER_H_
 #define N4C_CONFORMANCE_RUNNER_H_
@@ -50,7 +51,7 @@ struct case_event {
   char text[EVENT_TEXT];
 };
 
-#define MAX_RANKS 256 /* of one run in threads mode */
+#define MAX_RANKS 256 /* of one run in threads or --procs mode */
 struct case_result {
   enum verdict verdict;
   char detail[2048];
@@ -71,6 +72,7 @@ void result_abort(struct case_result *res, const char *fmt, ...)
 
 struct opts {
   int nranks;
+  int procs;          /* --procs N: N ranks as processes; 0 without */
   const char *filter; /* comma-separated fnmatch globs on IDs */
   int timeout;        /* seconds per case */
   const char *json;   /* --json FILE */
@@ -90,7 +92,7 @@ struct run {
   int nranks;
   int nccl_version;
   int ndevices;
-  const char *launch; /* "threads" or "mpi" */
+  const char *launch; /* "threads", "mpi" or "procs" */
   FILE *tap;          /* the original stdout; NULL on MPI ranks but 0 */
   time_t started;
 };
@@ -122,6 +124,8 @@ void threads_probe(struct run *run);
 void threads_run_case(struct run *run, size_t i);
 /* launch_mpi.c: the whole run under --mpi; returns the exit status. */
 int mpi_main(struct run *run);
+/* launch_procs.c: the whole run under --procs; returns the exit status. */
+int procs_main(struct run *run);
 
 /* report.c: the report files of a run. A report is written to
  * "<path>.tmp" and renamed to <path> by report_close (which removes it

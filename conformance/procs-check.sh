@@ -1,0 +1,140 @@
+#!/bin/sh
+# make check: n4c-conformance --procs, the launch mode itself. What it
+# refuses (a rank count that is not 1..256, --procs with --mpi, -n or
+# --no-fork), a short run's TAP header, exit status and reports (JSON
+# launch "procs", JUnit suite .../procs/2), and its watchdog: a rank
+# process that dies mid-case fails that case, naming the rank, its pid and
+# the signal, and the next case runs in fresh processes; a case that
+# outlives --timeout fails naming the unfinished ranks, and no rank process
+# is left behind. Run from the top build directory; works in
+# conformance/procs-check.d and removes it when it passes.
+# N4C_TEST_WRAPPER (tests/run-test.sh: valgrind) goes before the program.
+prog="${N4C_TEST_WRAPPER:-} ./conformance/n4c-conformance"
+d=conformance/procs-check.d
+
+if test "${N4C_SUITE_MAX_RANKS:-2}" -lt 2; then
+  echo "SKIP: 2 ranks > N4C_SUITE_MAX_RANKS=$N4C_SUITE_MAX_RANKS"
+  exit 77
+fi
+# valgrind cannot map ncclsim's default arena for ranks as processes (64 GiB
+# of address space, NCCLSIM_SHM_SIZE); these runs need far less.
+case ${N4C_TEST_WRAPPER:-} in
+  *valgrind*) : "${NCCLSIM_SHM_SIZE:=4294967296}"; export NCCLSIM_SHM_SIZE ;;
+esac
+rm -rf "$d"
+mkdir -p "$d" || exit 99
+fail() { echo "not ok: $*"; exit 1; }
+
+# --- refused before anything runs, with the value named.
+refused() { # EXPECTED-TEXT ARGS...
+  want=$1
+  shift
+  $prog "$@" >"$d/refused.out" 2>"$d/refused.err"
+  rc=$?
+  test $rc -eq 2 || fail "$*: status $rc, not 2"
+  test -s "$d/refused.out" && fail "$*: printed TAP: $(head -2 "$d/refused.out")"
+  grep -qF -- "$want" "$d/refused.err" || fail "$*: the message does not say '$want': $(cat "$d/refused.err")"
+  echo "ok: $* is refused: $(head -1 "$d/refused.err")"
+}
+refused "not '0'" --procs 0
+refused "not '-2'" --procs -2
+refused "not 'two'" --procs two
+refused "not '257'" --procs 257
+refused "not '3x'" --procs 3x
+refused "--procs and --mpi" --procs 2 --mpi
+refused "--procs and --mpi" --mpi --procs 2
+refused "drop -n 2" -n 2 --procs 2
+refused "--no-fork" --procs 2 --no-fork
+$prog --help 2>&1 | grep -q -- '--procs NRANKS' || fail "--help does not describe --procs"
+
+# --- a short run: header, status, reports.
+json="--json $d/report.json"
+./conformance/n4c-conformance --table /dev/null 2>&1 | grep -q 'built without jansson' && json=
+$prog --procs 2 --filter 'LIFE-01,ERR-01,IOP-03' $json --junit "$d/report.xml" >"$d/run.tap"
+rc=$?
+test $rc -eq 0 || { cat "$d/run.tap"; fail "a passing run gave status $rc"; }
+grep -q '^1\.\.3$' "$d/run.tap" || fail "no plan 1..3: $(head -1 "$d/run.tap")"
+grep -q '^# backend .*, 2 ranks as processes (--procs), ' "$d/run.tap" ||
+  fail "the header does not say 2 ranks as processes: $(sed -n 2p "$d/run.tap")"
+test "$(grep -c '^ok ' "$d/run.tap")" -eq 3 || { cat "$d/run.tap"; fail "not 3 passes"; }
+grep -q 'testsuite name="n4c-conformance [a-z]*/procs/2"' "$d/report.xml" ||
+  fail "the JUnit suite is not named .../procs/2"
+if test -n "$json"; then
+  grep -q '"launch": "procs"' "$d/report.json" || fail "the JSON report's launch is not procs"
+  grep -q '"nranks": 2' "$d/report.json" || fail "the JSON report's nranks is not 2"
+fi
+echo "ok: --procs 2 ran 3 cases: header, status 0, JSON and JUnit reports"
+
+# --- the watchdog. Rank 1 stops at its first NCCL operation
+# (NCCLSIM_FAULT), so that rank 0 waits in P2P-01 for NCCLSIM_TIMEOUT;
+# IOP-03 needs no communicator and passes in the fresh processes.
+NCCLSIM_FAULT=1:1
+NCCLSIM_TIMEOUT=120
+export NCCLSIM_FAULT NCCLSIM_TIMEOUT
+cases='P2P-01,IOP-03'
+
+# A case that outlives --timeout (which also bounds the rank processes'
+# start: more of it under valgrind).
+t=3
+test -n "${N4C_TEST_WRAPPER:-}" && t=30
+$prog --procs 2 --timeout $t --filter "$cases" >"$d/timeout.tap"
+rc=$?
+test $rc -eq 1 || { cat "$d/timeout.tap"; fail "a run with a timed-out case gave status $rc, not 1"; }
+grep -q "^# timed out after $t s (ranks not finished: 0 (pid [0-9]*)" "$d/timeout.tap" ||
+  { cat "$d/timeout.tap"; fail "P2P-01 is not reported as timed out with rank 0 unfinished"; }
+grep -q '^not ok 1 - P2P-01 ' "$d/timeout.tap" || fail "P2P-01 did not fail"
+grep -q '^ok 2 - IOP-03 ' "$d/timeout.tap" || { cat "$d/timeout.tap"; fail "IOP-03 did not pass after the timeout"; }
+echo "ok: a case past --timeout fails naming the unfinished ranks; the next case passes"
+
+# pids: the rank processes that -v lists in FILE.
+pids() { sed -n 's/^# rank processes: //p' "$1" | grep -o 'pid [0-9]*' | cut -d' ' -f2; }
+# Waits (up to 60 s) for the first "# rank processes" line of FILE.
+wait_pids() {
+  i=0
+  until grep -q '^# rank processes: ' "$1" 2>/dev/null; do
+    i=$((i + 1))
+    test $i -le 600 || return 1
+    sleep 0.1
+  done
+}
+# gone PID: no such process, or a zombie of an init that does not reap.
+gone() { s=$(ps -o stat= -p "$1" 2>/dev/null); test -z "$s" || test "${s#Z}" != "$s"; }
+
+# A rank process that dies mid-case: rank 0, waiting in P2P-01, is killed.
+$prog -v --procs 2 --timeout 120 --filter "$cases" >"$d/died.tap" &
+job=$!
+wait_pids "$d/died.tap" || { kill $job; fail "no '# rank processes' line under -v"; }
+r0=$(pids "$d/died.tap" | head -1)
+first=$(pids "$d/died.tap")
+sleep 1
+kill -KILL "$r0" || fail "cannot kill rank 0 (pid $r0)"
+wait $job
+rc=$?
+test $rc -eq 1 || { cat "$d/died.tap"; fail "a run where a rank died gave status $rc, not 1"; }
+grep -q "^# rank 0 (pid $r0) died of signal 9 (Killed) before the case ended" "$d/died.tap" ||
+  { cat "$d/died.tap"; fail "P2P-01 does not name rank 0, pid $r0 and SIGKILL"; }
+grep -q '^ok 2 - IOP-03 ' "$d/died.tap" || { cat "$d/died.tap"; fail "IOP-03 did not pass in fresh processes"; }
+test "$(grep -c '^# rank processes: ' "$d/died.tap")" -eq 2 || fail "no fresh rank processes after the death"
+for p in $first $(pids "$d/died.tap"); do
+  gone "$p" || fail "rank process $p outlived the run"
+done
+echo "ok: a rank process killed mid-case fails it with rank, pid and signal; fresh processes run the next"
+
+# The runner killed mid-case: its rank processes die with it (PDEATHSIG).
+if test "$(uname -s)" = Linux; then
+  $prog -v --procs 2 --timeout 120 --filter "$cases" >"$d/orphans.tap" &
+  job=$!
+  wait_pids "$d/orphans.tap" || { kill $job; fail "no '# rank processes' line under -v"; }
+  r0=$(pids "$d/orphans.tap" | head -1)
+  runner=$(ps -o ppid= -p "$r0" | tr -d ' ')
+  test -n "$runner" && kill -KILL "$runner" || fail "cannot kill the runner (pid $runner)"
+  wait $job
+  sleep 1
+  for p in $(pids "$d/orphans.tap"); do
+    gone "$p" || fail "rank process $p outlived the runner it was killed with"
+  done
+  echo "ok: rank processes do not outlive a killed runner"
+fi
+echo "ok: end of procs-check"
+rm -rf "$d"
+exit 0
