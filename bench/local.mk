@@ -30,4 +30,4 @@ bench_mpi_peer_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 bench_mpi_peer_LDADD = $(MPI_LIBS)
 endif
 # sh bench/procs-vs-mpi.sh: procs_bw against mpi_peer, rounds back to back.
-EXTRA_DIST += bench/procs-vs-mpi.sh
+EXTRA_DIST += bench/procs-vs-mpi.sh bench/trace-cost.sh
