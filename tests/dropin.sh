@@ -23,7 +23,11 @@ trap 'rm -rf "$tmp"' EXIT
 build() { # build OUT SOURCE: against the real CUDA and NCCL only
   $CXX -std=c++11 $CXXFLAGS -isystem "$cuda/include" -o "$1" "$2" $LDFLAGS -L"$lib" -lnccl -lcudart
 }
-run() { LD_LIBRARY_PATH="$dropin" NCCLSIM_DEVICES=4 "$@"; }
+# A sanitizer build's drop-in needs its runtime loaded first, and the
+# programs built here may not link it (configure --enable-sanitizers keeps
+# its flags to itself): preload the one the library names.
+san=$(ldd "$dropin/libnccl.so.2" 2>/dev/null | awk '/lib(asan|tsan)\.so/ { print $3; exit }')
+run() { env LD_LIBRARY_PATH="$dropin" NCCLSIM_DEVICES=4 ${san:+LD_PRELOAD="$san"} "$@"; }
 rc=0
 build "$tmp/probe" "$top_srcdir/tests/dropin_probe.cc" || exit 1
 readelf -d "$tmp/probe" | grep -q 'libnccl.so.2' || { echo "FAIL: probe does not need libnccl.so.2"; exit 1; }
