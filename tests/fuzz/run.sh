@@ -60,7 +60,9 @@ if [ "$stale" = 1 ] && { [ ! -f "$build/cfg/config.h" ] ||
   }
 fi
 
-srcs=$(cd "$top" && ls lib/*.c sim/*.c sim/*/*.c)
+# The libraries' sources, not the programs and drop-in shims beside them
+# (ncclsim-trace-merge has a main of its own).
+srcs=$(cd "$top" && ls lib/*.c sim/*.c sim/*/*.c | grep -v -e '^sim/trace_merge\.c$' -e '^sim/dropin/')
 # lib/devcomm_bridge.cc: C++, built where configure found it usable.
 cxxsrcs=
 [ "$stale" = 0 ] || ! grep -q '^#define HAVE_NCCL_DEVCOMM 1' "$build/cfg/config.h" ||
