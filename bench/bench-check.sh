@@ -9,20 +9,26 @@ limit=${N4C_BENCH_TIMEOUT:-300}
 NCCLSIM_TIMEOUT=${NCCLSIM_TIMEOUT:-120}
 export NCCLSIM_TIMEOUT
 status=0
-run() { # NAME ARGS...
-  name=$1
-  shift
-  out=$(timeout --kill-after=10 "$limit" "./bench/$name" "$@" 2>&1)
+# check NAME LABEL CMD...: runs CMD, which must print bench=NAME lines.
+check() {
+  name=$1 label=$2
+  shift 2
+  out=$(timeout --kill-after=10 "$limit" "$@" 2>&1)
   rc=$?
   lines=$(printf '%s\n' "$out" | grep -c "^bench=$name .*=")
   if test $rc -ne 0 || test "$lines" -eq 0; then
-    echo "FAIL: bench/$name $*: exit $rc, $lines key=value line(s)"
+    echo "FAIL: $label: exit $rc, $lines key=value line(s)"
     printf '%s\n' "$out" | sed 's/^/#   /'
     status=1
   else
-    echo "ok: bench/$name $*"
+    echo "ok: $label"
     printf '%s\n' "$out" | grep "^bench=" | sed 's/^/    /'
   fi
+}
+run() { # NAME ARGS...
+  name=$1
+  shift
+  check "$name" "bench/$name $*" "./bench/$name" "$@"
 }
 run signal_latency 2000
 run put_bw 1048576
@@ -30,25 +36,16 @@ run p2p_bw 1048576
 run allreduce_bw 1048576 2,4
 # Ranks as processes: ncclsim builds only; 1 MiB, 2000 round trips, 3 repeats.
 test -x bench/procs_bw && run procs_bw 1048576 2000 3 2,4
-# The Open MPI peer: configure --with-mpi builds only.
+# The Open MPI peer: configure --with-mpi builds only. Open MPI frees
+# nothing at exit: LeakSanitizer (ASan builds) would fail it.
 if test -x bench/mpi_peer; then
   mpirun_flags=--oversubscribe
   test "$(id -u)" = 0 && mpirun_flags="$mpirun_flags --allow-run-as-root"
   for np in 2 4; do
     # shellcheck disable=SC2086
-    # Open MPI frees nothing at exit: LeakSanitizer (ASan builds) would fail it.
-    out=$(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-          timeout --kill-after=10 "$limit" mpirun $mpirun_flags -np $np ./bench/mpi_peer 1048576 2000 3 2>&1)
-    rc=$?
-    lines=$(printf '%s\n' "$out" | grep -c "^bench=mpi_peer .*=")
-    if test $rc -ne 0 || test "$lines" -eq 0; then
-      echo "FAIL: mpirun -np $np bench/mpi_peer: exit $rc, $lines key=value line(s)"
-      printf '%s\n' "$out" | sed 's/^/#   /'
-      status=1
-    else
-      echo "ok: mpirun -np $np bench/mpi_peer"
-      printf '%s\n' "$out" | grep "^bench=" | sed 's/^/    /'
-    fi
+    check mpi_peer "mpirun -np $np bench/mpi_peer" \
+      env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+      mpirun $mpirun_flags -np $np ./bench/mpi_peer 1048576 2000 3
   done
 fi
 exit $status
