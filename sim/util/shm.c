@@ -311,10 +311,9 @@ void *sim_shm_alloc(size_t align, size_t size) {
   if (size > arena->size || align > arena->size || size / PAGE >= UINT32_MAX) return NULL;
   size_t need = sizeof(blk_hdr) + size + (align > 16 ? align : 0);
   uint64_t start = 0, bytes;
-  uint32_t cls;
-  if (need <= ((size_t)32 << (CACHE_CLASSES - 1))) {
+  uint32_t cls = need <= SMALL_MAX ? (uint32_t)class_of(need) : NCLASSES;
+  if (cls < CACHE_CLASSES) {
     block_cache *c = thread_cache();
-    cls = (uint32_t)class_of(need);
     if (c->n[cls] > 0) {
       start = c->blk[cls][--c->n[cls]];
       bytes = (uint64_t)32 << cls;
@@ -322,8 +321,7 @@ void *sim_shm_alloc(size_t align, size_t size) {
     }
   }
   sim_mutex_lock(&arena->lock);
-  if (need <= SMALL_MAX) {
-    cls = (uint32_t)class_of(need);
+  if (cls < NCLASSES) {
     bytes = (uint64_t)32 << cls;
     if ((start = arena->small_free[cls]) != 0) {
       arena->small_free[cls] = *(uint64_t *)AT(start);
@@ -340,7 +338,6 @@ void *sim_shm_alloc(size_t align, size_t size) {
       start = run_get(bytes);
     }
   } else {
-    cls = NCLASSES;
     bytes = (need + PAGE - 1) & ~(uint64_t)(PAGE - 1);
     start = run_get(bytes);
   }
@@ -399,11 +396,7 @@ void sim_shm_free(void *p) {
     return;
   }
   sim_mutex_lock(&arena->lock);
-  if (cls < NCLASSES && bytes < PAGE) {
-    *(uint64_t *)AT(start) = arena->small_free[cls];
-    arena->small_free[cls] = start;
-  } else if (cls < NCLASSES) {
-    /* Page-sized classes: reused by their class, never split. */
+  if (cls < NCLASSES) { /* every class, page-sized ones too: reused by it, never split */
     *(uint64_t *)AT(start) = arena->small_free[cls];
     arena->small_free[cls] = start;
   } else {
