@@ -24,6 +24,13 @@
 
 static json_t *named; /* merged pids whose process_name is out already */
 
+/* Whether e is the metadata event that names a process track. */
+static bool names_process(json_t *e) {
+  const char *ph = json_string_value(json_object_get(e, "ph"));
+  const char *what = json_string_value(json_object_get(e, "name"));
+  return ph && what && !strcmp(ph, "M") && !strcmp(what, "process_name");
+}
+
 /* The merged file's process track of a communicator name. */
 static json_int_t pid_of(json_t *names, const char *name) {
   json_t *v = json_object_get(names, name);
@@ -48,9 +55,7 @@ static int merge_file(const char *path, int fileno, json_t *out, json_t *names, 
   size_t i;
   json_t *e;
   json_array_foreach(events, i, e) {
-    const char *ph = json_string_value(json_object_get(e, "ph"));
-    const char *what = json_string_value(json_object_get(e, "name"));
-    if (ph && what && !strcmp(ph, "M") && !strcmp(what, "process_name")) {
+    if (names_process(e)) {
       char key[32];
       snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_object_get(e, "pid")));
       json_object_set(pid_names, key, json_object_get(json_object_get(e, "args"), "name"));
@@ -62,9 +67,8 @@ static int merge_file(const char *path, int fileno, json_t *out, json_t *names, 
     snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_object_get(e, "pid")));
     const char *name = json_string_value(json_object_get(pid_names, key));
     json_int_t pid = pid_of(names, name ? name : "(unnamed)");
-    const char *ph = json_string_value(json_object_get(e, "ph"));
-    const char *what = json_string_value(json_object_get(e, "name"));
-    if (ph && what && !strcmp(ph, "M") && !strcmp(what, "process_name")) {
+    bool process_name = names_process(e);
+    if (process_name) {
       /* Once per communicator, whichever file names it first. */
       char seen[32];
       snprintf(seen, sizeof seen, "%lld", (long long)pid);
@@ -76,8 +80,7 @@ static int merge_file(const char *path, int fileno, json_t *out, json_t *names, 
     }
     json_object_set_new(copy, "pid", json_integer(pid));
     json_t *tid = json_object_get(e, "tid");
-    bool track_event = !(ph && what && !strcmp(ph, "M") && !strcmp(what, "process_name"));
-    if (json_is_integer(tid) && track_event) {
+    if (json_is_integer(tid) && !process_name) {
       char tkey[96];
       snprintf(tkey, sizeof tkey, "%lld/%lld", (long long)json_integer_value(json_object_get(e, "pid")),
                (long long)json_integer_value(tid));
