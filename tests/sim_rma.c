@@ -678,12 +678,18 @@ static void test_nb_failed_round(void **state) {
   assert_int_equal(ncclCommWindowRegister(comms[0], a[0], 2048, &wa[0], 0), ncclInProgress);
   cudaSetDevice(1);
   assert_int_equal(ncclCommWindowRegister(comms[1], b[1], 4096, &wb[1], 0), ncclSuccess);
-  assert_non_null(wb[0]);
   assert_non_null(wb[1]);
+  /* Regression test: the completer (rank 1) wrote rank 0's handle itself,
+   * racing with rank 0's thread (ThreadSanitizer saw it in REG-06). Rank 0
+   * now writes its own handle, at its poll. */
+  assert_null(wb[0]);
+  (void)async_error(comms[0]); /* sticky: still the first one's failure */
+  assert_non_null(wb[0]);
   assert_int_equal(ncclWinGetUserPtr(comms[0], wb[0], &p), ncclSuccess);
   assert_ptr_equal(p, b[0]);
   assert_null(wa[0]);
   assert_int_equal(ncclCommWindowRegister(comms[1], a[1], 2048, &wa[1], 0), ncclSuccess);
+  (void)async_error(comms[0]);
   assert_non_null(wa[0]);
   for (int r = 0; r < 2; r++) {
     cudaSetDevice(r);
@@ -722,6 +728,7 @@ static void test_nb_timeout(void **state) {
   cudaSetDevice(1);
   assert_int_equal(ncclMemAlloc(&mem1, 4096), ncclSuccess);
   assert_int_equal(ncclCommWindowRegister(comms[1], mem1, 4096, &w1, 0), ncclSuccess);
+  (void)async_error(comms[0]); /* sticky: still the timeout */
   assert_non_null(w);
   assert_non_null(w1);
   for (int r = 0; r < 2; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
@@ -763,6 +770,7 @@ static void test_nb_timeouts_out_of_order(void **state) {
   assert_int_equal(ncclMemAlloc(&mem1, 4096), ncclSuccess);
   assert_int_equal(ncclCommWindowRegister(comms[1], mem1, 4096, &w1, 0), ncclSuccess);
   assert_non_null(w1);
+  (void)async_error(comms[0]); /* sticky: still the timeout */
   assert_non_null(again);
   for (int r = 0; r < 2; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
   ncclMemFree(mem);

@@ -60,9 +60,10 @@ typedef struct {
   _Atomic uint64_t called; /* signals the source's calls committed, posted or not (the deadlock check) */
 } rma_sig;
 
-/* A non-blocking registration's result for a rank of another process: the
- * round's completer cannot write the caller's handle in that process's
- * memory, so the rank takes it at its next poll (win_register.c). */
+/* A non-blocking registration's result, queued by the round's completer
+ * for the caller, who takes it at its next poll (win_register.c): the
+ * completer may be another thread, or another process, whose writes to the
+ * caller's handle would race with the caller or miss its memory. */
 typedef struct rma_delivery {
   struct rma_delivery *next;
   ncclWindow_t *out, handle;

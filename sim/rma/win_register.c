@@ -8,8 +8,10 @@
  * rank's handle, which it publishes (win_registry.c). A blocking caller
  * waits for that (at ncclGroupEnd inside a group); on a non-blocking
  * communicator the caller returns ncclInProgress, the completing rank
- * writes the caller's handle, and until then the caller's async error reads
- * ncclInProgress (sim_rma_poll fails it past its deadline).
+ * queues the caller's result, and the caller's own poll writes its handle
+ * (only the caller's thread writes the caller's memory, so it may read its
+ * handle without a lock once its async error reads ncclSuccess; until then
+ * it reads ncclInProgress, and sim_rma_poll fails it past its deadline).
  *
  * Deregistration is local: the handle leaves the rank's list and is
  * retired, kept dead until the communicator goes (win_registry.c).
@@ -17,7 +19,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "config.h"
 
@@ -31,7 +32,7 @@ typedef struct {
   void *ptr;
   size_t size;
   int flags;
-  ncclWindow_t *nb_out; /* non-blocking: where the caller wants its handle */
+  rma_delivery *nb; /* non-blocking: the caller's result, allocated before it arrives */
   struct ncclWindow_vidmem *handle; /* once done */
 } reg_slot;
 
@@ -109,24 +110,21 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
                (unsigned long long)sim_rv_key(rv), n, cw->size, (unsigned)cw->flags);
     }
   }
-  /* Hand non-blocking callers their result now: nobody waits for them. */
+  /* Queue non-blocking callers' results: each takes its own at its poll,
+   * in its own thread and process (the completer may be in another). */
   for (int i = 0; i < n; i++) {
     reg_slot *sl = slot_of(rv, i);
-    if (!sl->nb_out) continue;
+    rma_delivery *d = sl->nb;
+    if (!d) continue;
+    sl->nb = NULL;
     ncclComm_t comm = c->ranks[i];
     rma_rank *rk = &st->rank[i];
-    ncclWindow_t handle = status == ncclSuccess ? sl->handle : NULL;
-    rma_delivery *d = comm->pid != (int)getpid() ? sim_malloc(sizeof *d) : NULL;
+    d->handle = status == ncclSuccess ? sl->handle : NULL;
+    d->status = status;
     sim_mutex_lock(&rk->lock);
-    if (d) { /* the rank is a process of its own: it takes this at its poll */
-      *d = (rma_delivery){NULL, sl->nb_out, handle, status};
-      rma_delivery **pp = &rk->deliveries;
-      while (*pp) pp = &(*pp)->next;
-      *pp = d;
-    } else {
-      *sl->nb_out = handle;
-      nb_settle(comm, rk, status);
-    }
+    rma_delivery **pp = &rk->deliveries;
+    while (*pp) pp = &(*pp)->next;
+    *pp = d;
     pthread_mutex_unlock(&rk->lock);
     if (status != ncclSuccess) {
       sim_mutex_lock(&comm->lock);
@@ -140,20 +138,20 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
 static const sim_rv_ops reg_rv = {"ncclCommWindowRegister", "window registration", sizeof(reg_round),
                                   sizeof(reg_slot), round_complete, NULL};
 
-/* Posts comm's part of its next round. `nb_out` non-NULL: non-blocking
- * (detached; *out is then NULL). */
-static ncclResult_t arrive(ncclComm_t comm, void *buff, size_t size, int flags, ncclWindow_t *nb_out,
+/* Posts comm's part of its next round. `nb` non-NULL: non-blocking
+ * (detached; *out is then NULL), and the round owns nb once this succeeds. */
+static ncclResult_t arrive(ncclComm_t comm, void *buff, size_t size, int flags, rma_delivery *nb,
                            sim_rv **out) {
   rma_state *st = rma_of(comm);
   rma_rank *rk = &st->rank[comm->rank];
-  reg_slot slot = {buff, size, flags, nb_out, NULL};
+  reg_slot slot = {buff, size, flags, nb, NULL};
   /* The rank's count changes only in its own calls and withdrawals, which
    * take the table's lock; so does reading it here. */
   sim_rv_lock(&st->rounds);
   uint64_t seq = rk->win_rounds;
   sim_rv_unlock(&st->rounds);
   SIM_CHECK(sim_rv_arrive(&st->rounds, &reg_rv, seq, st->nranks, st->nranks, comm->rank,
-                          nb_out ? SIM_RV_DETACHED : 0, &slot, comm->clique, out));
+                          nb ? SIM_RV_DETACHED : 0, &slot, comm->clique, out));
   sim_rv_lock(&st->rounds);
   rk->win_rounds = seq + 1;
   sim_rv_unlock(&st->rounds);
@@ -238,12 +236,15 @@ typedef struct {
 static void expire(sim_rv_table *t, sim_rv *rv, void *arg) {
   expire_arg *a = arg;
   ncclComm_t comm = a->comm;
-  if (!sim_rv_present(rv, comm->rank) || !slot_of(rv, comm->rank)->nb_out || a->now < sim_rv_deadline(rv)) return;
+  reg_slot *sl = sim_rv_present(rv, comm->rank) ? slot_of(rv, comm->rank) : NULL;
+  if (!sl || !sl->nb || a->now < sim_rv_deadline(rv)) return;
   rma_state *st = rma_of(comm);
   rma_rank *rk = &st->rank[comm->rank];
   char missing[256];
   sim_rv_missing(rv, missing, sizeof missing);
   uint64_t seq = sim_rv_key(rv);
+  sim_free(sl->nb);
+  sl->nb = NULL;
   sim_rv_leave_locked(t, rv, comm->rank);
   rewind_to(st, comm->rank, seq);
   sim_mutex_lock(&rk->lock);
@@ -254,14 +255,11 @@ static void expire(sim_rv_table *t, sim_rv *rv, void *arg) {
   a->res = ncclTimeout;
 }
 
-ncclResult_t sim_rma_poll(ncclComm_t comm) {
-  /* Called by sim_comm_poll only, with a live communicator of a clique. */
-  if (NEVER(!comm || comm->magic != SIM_COMM_MAGIC || !comm->clique)) return ncclSuccess;
-  rma_state *st = rma_of(comm);
-  rma_rank *rk = &st->rank[comm->rank];
+/* Takes the rank's queued non-blocking results: each handle is written
+ * here, by the rank's own caller, before its status is settled. Returns
+ * how many registrations are still pending. */
+static int take_deliveries(ncclComm_t comm, rma_rank *rk) {
   sim_mutex_lock(&rk->lock);
-  /* Results a completer in another process left: the handle is written
-   * here, in this rank's process, before its status is settled. */
   for (rma_delivery *d; (d = rk->deliveries) != NULL; sim_free(d)) {
     rk->deliveries = d->next;
     *d->out = d->handle;
@@ -269,6 +267,15 @@ ncclResult_t sim_rma_poll(ncclComm_t comm) {
   }
   int pending = rk->nb_pending;
   pthread_mutex_unlock(&rk->lock);
+  return pending;
+}
+
+ncclResult_t sim_rma_poll(ncclComm_t comm) {
+  /* Called by sim_comm_poll only, with a live communicator of a clique. */
+  if (NEVER(!comm || comm->magic != SIM_COMM_MAGIC || !comm->clique)) return ncclSuccess;
+  rma_state *st = rma_of(comm);
+  rma_rank *rk = &st->rank[comm->rank];
+  int pending = take_deliveries(comm, rk);
   if (!pending) return ncclSuccess;
   expire_arg a = {comm, sim_now_ns(), ncclInProgress};
   sim_rv_lock(&st->rounds);
@@ -333,17 +340,27 @@ SIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size
   sim_rv *r;
   if (!comm->blocking) {
     rma_rank *rk = &st->rank[comm->rank];
+    rma_delivery *d = sim_malloc(sizeof *d);
+    if (!d) {
+      SIM_WARN(SIM_RMA, "%s: rank %d: out of memory for a non-blocking registration", op, comm->rank);
+      return sim_group_error(ncclSystemError);
+    }
+    *d = (rma_delivery){NULL, win, NULL, ncclInProgress};
+    *win = NULL;
     sim_mutex_lock(&rk->lock);
     rk->nb_pending++;
     pthread_mutex_unlock(&rk->lock);
     int expect = ncclSuccess;
     atomic_compare_exchange_strong(&comm->async_error, &expect, (int)ncclInProgress);
-    if ((res = arrive(comm, buff, size, winFlags, win, &r)) != ncclSuccess) {
+    if ((res = arrive(comm, buff, size, winFlags, d, &r)) != ncclSuccess) {
+      sim_free(d);
       sim_mutex_lock(&rk->lock);
       nb_settle(comm, rk, ncclSuccess);
       pthread_mutex_unlock(&rk->lock);
       return res;
     }
+    /* The last rank in completed the round itself: its result is queued. */
+    take_deliveries(comm, rk);
     return *win ? ncclSuccess : ncclInProgress;
   }
   if ((res = arrive(comm, buff, size, winFlags, NULL, &r)) != ncclSuccess) return sim_group_error(res);
@@ -391,7 +408,10 @@ SIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t w
 
 static void leave_open(sim_rv_table *t, sim_rv *rv, void *arg) {
   int rank = *(int *)arg;
-  if (sim_rv_present(rv, rank)) sim_rv_leave_locked(t, rv, rank);
+  if (!sim_rv_present(rv, rank)) return;
+  sim_free(slot_of(rv, rank)->nb);
+  slot_of(rv, rank)->nb = NULL;
+  sim_rv_leave_locked(t, rv, rank);
 }
 
 void rma_register_comm_fini(ncclComm_t comm) {
