@@ -134,21 +134,31 @@ n4c_status_t n4c_comm_split(n4c_comm_t *comm, int color, int key, ncclConfig_t *
     return n4c_error(N4C_EINVAL, "%s: color is %d, must be >= 0 or N4C_SPLIT_NOCOLOR (%d)", op,
                      color, N4C_SPLIT_NOCOLOR);
   n4c_comm_t *child;
-  N4C_CHECK(comm_alloc(op, &child));
+  N4C_CHECK(n4c_comm_child_new(op, &child));
   /* NOCOLOR ranks must take part too, or the other ranks wait for them.
    * The handle goes straight into child (see initialize). */
   ncclResult_t r = ncclCommSplit(comm->handle, color, key, &child->handle, config);
+  return n4c_comm_child_adopt(op, "ncclCommSplit", r, child, config, comm->nonblocking,
+                              color != N4C_SPLIT_NOCOLOR, out);
+}
+
+n4c_status_t n4c_comm_child_new(const char *op, n4c_comm_t **out) { return comm_alloc(op, out); }
+
+n4c_status_t n4c_comm_child_adopt(const char *op, const char *fn, ncclResult_t r, n4c_comm_t *child,
+                                  const ncclConfig_t *config, bool parent_nonblocking, bool member,
+                                  n4c_comm_t **out) {
   if (r != ncclSuccess && !(r == ncclInProgress && child->handle)) {
     if (child->handle) (void)ncclCommAbort(child->handle);
     n4c_comm_unref(child);
-    return n4c_nccl_error(op, "ncclCommSplit", r);
+    return n4c_nccl_error(op, fn, r);
   }
-  /* NOCOLOR: a null communicator. */
-  child->state = color == N4C_SPLIT_NOCOLOR ? N4C_COMM_NULL : N4C_COMM_LIVE;
-  /* NCCL's split inherits the parent's blocking mode unless config says. */
-  child->nonblocking = config && config->blocking != NCCL_CONFIG_UNDEF_INT ? config->blocking == 0 : comm->nonblocking;
+  /* Not a member (NOCOLOR): a null communicator. */
+  child->state = member ? N4C_COMM_LIVE : N4C_COMM_NULL;
+  /* Without a config a child inherits its parent's configuration; with
+   * one, NCCL's defaults fill what it leaves undefined (blocking). */
+  child->nonblocking = config ? config->blocking == 0 : parent_nonblocking;
   *out = child;
-  return r == ncclSuccess ? N4C_OK : n4c_nccl_error(op, "ncclCommSplit", r);
+  return r == ncclSuccess ? N4C_OK : n4c_nccl_error(op, fn, r);
 }
 
 typedef enum { TEARDOWN_FINALIZE, TEARDOWN_DESTROY, TEARDOWN_ABORT } teardown_t;

@@ -33,6 +33,11 @@ const char *n4c_status_name(n4c_status_t status) {
   return "N4C_UNKNOWN";
 }
 
+const char *n4c_get_error_string(ncclResult_t result) {
+  const char *text = ncclGetErrorString(result);
+  return text ? text : "unknown NCCL error";
+}
+
 const char *n4c_last_error_message(void) { return last_msg; }
 
 ncclResult_t n4c_last_nccl_result(void) { return last_nccl; }
@@ -66,11 +71,10 @@ n4c_status_t n4c_enotsup(const char *op, const char *fn) {
   int v = 0;
   if (ncclGetVersion(&v) != ncclSuccess || v <= 0)
     return n4c_error(N4C_ENOTSUP, "%s: %s is not supported by the linked NCCL", op, fn);
-  /* NCCL_VERSION: 2.8 and older are X*1000+Y*100+Z, later X*10000+Y*100+Z. */
-  int major = v >= 10000 ? v / 10000 : v / 1000;
-  int minor = v >= 10000 ? (v / 100) % 100 : (v / 100) % 10;
+  n4c_semver_t sv;
+  n4c_version_decode(v, &sv);
   return n4c_error(N4C_ENOTSUP, "%s: %s is not supported by the linked NCCL %d.%d.%d", op,
-                   fn, major, minor, v % 100);
+                   fn, sv.major, sv.minor, sv.patch);
 }
 
 n4c_status_t n4c_enomem(const char *op, const char *what) {

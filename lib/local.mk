@@ -25,6 +25,8 @@ lib_libnccl4c_static_la_SOURCES = \
 	lib/resource.c
 # Device communicators, properties, memory, DLPack (issues 5 and 7).
 lib_libnccl4c_static_la_SOURCES += lib/props.c lib/devcomm.c lib/mem.c lib/dlpack.c
+# Fault tolerance (shrink, grow, revoke, suspend), NCCLConfig, versions (issue 22).
+lib_libnccl4c_static_la_SOURCES += lib/ft.c lib/config.c lib/version.c
 # Real NCCL's <nccl_device.h> is C++: the device-communicator bridge is the
 # one C++ file, on either backend. Without it devcomm.c gives N4C_ENOTSUP.
 if HAVE_NCCL_DEVCOMM

@@ -45,6 +45,9 @@ n4c_status_t n4c_cuda_error(const char *op, const char *fn, cudaError_t e);
  * "op: fn is not supported by the linked NCCL 2.28.9". */
 n4c_status_t n4c_enotsup(const char *op, const char *fn);
 
+/* Decodes NCCL's packed version code (version.c). */
+void n4c_version_decode(int code, n4c_semver_t *out);
+
 /* Out of memory while allocating `what` in `op`: N4C_ENOMEM. */
 n4c_status_t n4c_enomem(const char *op, const char *what);
 
@@ -127,6 +130,16 @@ struct n4c_comm_s {
   n4c_resource_t *resources;  /* tracked, open resources; each holds a ref */
 };
 
+/* A new null communicator object, to receive a child's NCCL handle. */
+n4c_status_t n4c_comm_child_new(const char *op, n4c_comm_t **out);
+/* Takes the result `r` of NCCL call `fn` that wrote child->handle (split,
+ * shrink, grow): on failure aborts any handle NCCL left and frees child;
+ * else child is live (null if not `member`), non-blocking as `config` says
+ * (NULL: as its parent), and goes to *out. N4C_OK, N4C_EINPROGRESS or
+ * N4C_ENCCL. */
+n4c_status_t n4c_comm_child_adopt(const char *op, const char *fn, ncclResult_t r, n4c_comm_t *child,
+                                  const ncclConfig_t *config, bool parent_nonblocking, bool member,
+                                  n4c_comm_t **out);
 /* Reads nranks, rank and device from NCCL once (N4C_EINPROGRESS while a
  * non-blocking init runs). comm must have passed n4c_check_comm. */
 n4c_status_t n4c_comm_identity(const char *op, n4c_comm_t *comm);

@@ -87,6 +87,10 @@ extern "C" {
 #define N4C_VERSION_MINOR 1
 #define N4C_VERSION_PATCH 0
 
+/* A field of a config or requirements struct holding N4C_UNSET keeps
+ * NCCL's default (it equals NCCL_CONFIG_UNDEF_INT). */
+#define N4C_UNSET INT_MIN
+
 /* ======================================================================
  * Errors
  * ==================================================================== */
@@ -114,6 +118,11 @@ N4C_EXTERN const char *n4c_strerror(n4c_status_t status);
  * NULL. Any thread. */
 N4C_EXTERN const char *n4c_status_name(n4c_status_t status);
 
+/* nccl.core get_error_string(): ncclGetErrorString(result), NCCL's text
+ * for an ncclResult_t. Never NULL (NCCL's own text for unknown values).
+ * Any thread. */
+N4C_EXTERN const char *n4c_get_error_string(ncclResult_t result);
+
 /* Text of the last failure on the calling thread, naming the operation,
  * the argument and its value; "" if none yet. Valid until the thread's next
  * nccl4c call. Any thread (thread-local). Mirrors the text of nccl.core's
@@ -123,6 +132,40 @@ N4C_EXTERN const char *n4c_last_error_message(void);
 /* ncclResult_t of the calling thread's last N4C_ENCCL (ncclSuccess if
  * none). Any thread (thread-local). Mirrors NcclError.status. */
 N4C_EXTERN ncclResult_t n4c_last_nccl_result(void);
+
+/* ======================================================================
+ * Versions (nccl.core Version, get_version, get_lib_version, get_lib_path)
+ * ==================================================================== */
+
+/* A release version, decoded from NCCL's packed code. */
+typedef struct {
+  int major, minor, patch;
+} n4c_semver_t;
+
+/* nccl.core Version: nccl4c's own version (N4C_VERSION_*), and the NCCL
+ * version of the library loaded at run time (ncclGetVersion) and of the
+ * nccl.h nccl4c was built against (NCCL_VERSION_CODE). */
+typedef struct {
+  n4c_semver_t nccl4c;
+  n4c_semver_t nccl;
+  n4c_semver_t nccl_header;
+} n4c_version_t;
+
+/* nccl.core get_version(). N4C_OK; N4C_EINVAL (out NULL); N4C_ENCCL
+ * (ncclGetVersion). Any thread. */
+N4C_EXTERN n4c_status_t n4c_get_version(n4c_version_t *out);
+
+/* nccl.core get_lib_version(): the loaded NCCL's release (ncclGetVersion,
+ * decoded from X*10000+Y*100+Z, or X*1000+Y*100+Z before 2.9). N4C_OK;
+ * N4C_EINVAL (out NULL); N4C_ENCCL. Any thread. */
+N4C_EXTERN n4c_status_t n4c_get_lib_version(n4c_semver_t *out);
+
+/* nccl.core get_lib_path(): the file the loaded NCCL came from (the shared
+ * object defining ncclGetVersion, by dladdr), or NULL in *out when it
+ * cannot be told (NCCL linked statically). The string is the dynamic
+ * loader's, valid while the library stays loaded. N4C_OK; N4C_EINVAL (out
+ * NULL). Any thread. */
+N4C_EXTERN n4c_status_t n4c_get_lib_path(const char **out);
 
 /* ======================================================================
  * Buffers and data types
@@ -206,6 +249,60 @@ typedef struct n4c_comm_s n4c_comm_t;
 
 #define N4C_SPLIT_NOCOLOR (-1) /* == NCCL_SPLIT_NOCOLOR */
 
+/* nccl.core CTAPolicy (NCCL_CTA_POLICY_*), for n4c_config_t.cta_policy. */
+typedef enum {
+  N4C_CTA_POLICY_DEFAULT = 0x00,
+  N4C_CTA_POLICY_EFFICIENCY = 0x01,
+  N4C_CTA_POLICY_ZERO = 0x02
+} n4c_cta_policy_t;
+
+/* nccl.core NCCLConfig: every field of NCCL 2.30's ncclConfig_t, as
+ * nccl.core names it. A field holding N4C_UNSET (NULL for the strings)
+ * keeps NCCL's default, as a field left None does. Booleans are 0 or 1.
+ * Build one with the initializer, set fields, and turn it into the
+ * ncclConfig_t that n4c_comm_init, _split, _shrink and _grow take:
+ *
+ *   n4c_config_t c = N4C_CONFIG_INIT;
+ *   c.blocking = 0;
+ *   ncclConfig_t nc;
+ *   n4c_config_to_nccl(&c, &nc);
+ */
+typedef struct {
+  int blocking;                /* 0/1; NCCL's default 1 */
+  int cga_cluster_size;        /* 0..8 */
+  int min_ctas, max_ctas;      /* 1..32 */
+  const char *net_name;        /* network module, e.g. "IB", "Socket" */
+  int split_share;             /* 0/1: share resources with split children */
+  int traffic_class;           /* >= 0; the network's meaning */
+  const char *comm_name;       /* for logs and profilers */
+  int collnet_enable;          /* 0/1: IB SHARP */
+  int cta_policy;              /* n4c_cta_policy_t bits */
+  int shrink_share;            /* 0/1: share resources with shrunk children */
+  int nvls_ctas;               /* > 0 */
+  int n_channels_per_net_peer; /* > 0 */
+  int nvlink_centric_sched;    /* 0/1 */
+  int graph_usage_mode;        /* 0, 1 or 2 (NCCL 2.29+) */
+  int num_rma_ctx;             /* > 0 (NCCL 2.29+) */
+  int max_p2p_peers;           /* > 0 (NCCL 2.30+) */
+  int graph_stream_ordering;   /* 0/1 (NCCL 2.30+) */
+} n4c_config_t;
+
+/* Every field unset. */
+#define N4C_CONFIG_INIT                                                          \
+  { N4C_UNSET, N4C_UNSET, N4C_UNSET, N4C_UNSET, NULL,      N4C_UNSET, N4C_UNSET, \
+    NULL,      N4C_UNSET, N4C_UNSET, N4C_UNSET, N4C_UNSET, N4C_UNSET, N4C_UNSET, \
+    N4C_UNSET, N4C_UNSET, N4C_UNSET, N4C_UNSET }
+
+/* Writes NCCL_CONFIG_INITIALIZER to *out, then each set field of *config.
+ * NCCL checks the values' ranges when a communicator is made with it (as
+ * nccl.core leaves them to NCCL); this checks the booleans. The strings
+ * are pointed to, not copied: they must outlive the use of *out.
+ * N4C_OK; N4C_EINVAL (config or out NULL, a boolean field set to other
+ * than 0 or 1: the message names it); N4C_ENOTSUP (a field is set that the
+ * linked NCCL's ncclConfig_t lacks, e.g. max_p2p_peers before 2.30: the
+ * message names it; *out is then unchanged). Any thread. */
+N4C_EXTERN n4c_status_t n4c_config_to_nccl(const n4c_config_t *config, ncclConfig_t *out);
+
 /* nccl.core get_unique_id(): ncclGetUniqueId. N4C_OK; N4C_EINVAL (out
  * NULL); N4C_ENCCL. Any thread. */
 N4C_EXTERN n4c_status_t n4c_get_unique_id(ncclUniqueId *out);
@@ -257,6 +354,89 @@ N4C_EXTERN n4c_status_t n4c_comm_init_all(n4c_comm_t **comms, int ndev, const in
  * children are usable after n4c_group_end. */
 N4C_EXTERN n4c_status_t n4c_comm_split(n4c_comm_t *comm, int color, int key, ncclConfig_t *config,
                             n4c_comm_t **out);
+
+/* nccl.core CommShrinkFlag (NCCL_SHRINK_*). */
+typedef enum {
+  N4C_SHRINK_DEFAULT = 0x00, /* the parent must have no operation in flight */
+  N4C_SHRINK_ABORT = 0x01    /* first abort the parent's operations in flight */
+} n4c_shrink_flag_t;
+
+/* nccl.core Communicator.shrink(): ncclCommShrink. A new communicator of
+ * comm's ranks less the `nexclude` ranks in `exclude` (ranks of comm),
+ * renumbered in order from 0. Every rank not excluded calls it; excluded
+ * ranks must not (they may be dead). NCCL 2.30 refuses an empty list
+ * (nexclude 0) with ncclInvalidArgument; nccl4c passes it on, as nccl.core
+ * does. `config` NULL inherits comm's configuration; a config's undefined
+ * fields take NCCL's defaults. *out holds one new reference.
+ * N4C_OK; N4C_EINPROGRESS (non-blocking child: poll its async error);
+ * N4C_EINVAL (null/destroyed comm, out NULL, nexclude < 0 or >= nranks,
+ * exclude NULL with nexclude > 0, an excluded rank outside [0, nranks) or
+ * named twice, the caller's own rank excluded, flag not a
+ * n4c_shrink_flag_t); N4C_ENOMEM; N4C_ENOTSUP (the linked NCCL lacks it); N4C_ENCCL
+ * (*out unchanged). Collective over the ranks kept; one thread driving
+ * several ranks calls it for each inside a group. */
+N4C_EXTERN n4c_status_t n4c_comm_shrink(n4c_comm_t *comm, const int *exclude, int nexclude,
+                             ncclConfig_t *config, n4c_shrink_flag_t flag, n4c_comm_t **out);
+
+/* nccl.core Communicator.get_unique_id(): ncclCommGetUniqueId, an id bound
+ * to comm for n4c_comm_grow. One existing rank (the grow root) calls it
+ * and hands the id to the new ranks; NCCL refuses a second id while the
+ * first is not consumed by a grow. N4C_OK; N4C_EINVAL (null/destroyed
+ * comm, out NULL); N4C_ENOTSUP (the linked NCCL lacks it); N4C_ENCCL. */
+N4C_EXTERN n4c_status_t n4c_comm_get_unique_id(n4c_comm_t *comm, ncclUniqueId *out);
+
+/* n4c_comm_grow's `rank` for a rank of the old communicator. */
+#define N4C_GROW_EXISTING (-1)
+
+/* nccl.core Communicator.grow(): ncclCommGrow. A new communicator of
+ * `nranks` ranks: comm's ranks, keeping their numbers, and new ones.
+ *  - existing root (called n4c_comm_get_unique_id): comm live, `id` that
+ *    id, rank N4C_GROW_EXISTING;
+ *  - other existing ranks: comm live, id NULL, rank N4C_GROW_EXISTING;
+ *  - new ranks: comm a null communicator (n4c_comm_new), `id` the root's
+ *    id, rank their number in [old nranks, nranks).
+ * `config` NULL: NCCL's defaults (new ranks) or comm's (existing ones).
+ * *out holds one new reference; comm stays as it was.
+ * N4C_OK; N4C_EINPROGRESS (non-blocking child); N4C_EINVAL (comm or out
+ * NULL; a new rank with an initialized comm, or an existing rank with a
+ * null or destroyed one; nranks < 1; rank neither N4C_GROW_EXISTING nor
+ * in [0, nranks); a new rank without id; an existing rank whose comm has
+ * nranks >= the new nranks); N4C_ENOMEM; N4C_ENOTSUP (the linked NCCL lacks it);
+ * N4C_ENCCL (*out unchanged). Collective over every rank of the new
+ * communicator. */
+N4C_EXTERN n4c_status_t n4c_comm_grow(n4c_comm_t *comm, int nranks, const ncclUniqueId *id, int rank,
+                           ncclConfig_t *config, n4c_comm_t **out);
+
+/* nccl.core Communicator.revoke(): ncclCommRevoke. Stops every operation
+ * in flight on comm; its async error reads ncclInProgress until comm is
+ * quiet, then ncclSuccess, after which destroy, abort, split and shrink
+ * may proceed. Real NCCL 2.30.7 then fails work on comm with
+ * ncclInvalidUsage, and a second revoke and ncclCommFinalize with
+ * ncclInvalidArgument (docs/conformance/nccl-2.30.7_H100x1_2026-11-23_ft).
+ * `flags` is passed to NCCL, which needs 0 (NCCL_REVOKE_DEFAULT) and
+ * fails others with ncclInvalidArgument. N4C_OK; N4C_EINPROGRESS
+ * (non-blocking comm: poll its async error); N4C_EINVAL (null/destroyed
+ * comm); N4C_ENOTSUP (the linked NCCL lacks it); N4C_ENCCL. Local: each
+ * rank revokes its own communicator. */
+N4C_EXTERN n4c_status_t n4c_comm_revoke(n4c_comm_t *comm, int flags);
+
+/* nccl.core CommSuspendFlag (NCCL_SUSPEND_*). */
+typedef enum {
+  N4C_SUSPEND_MEM = 0x01 /* release the communicator's dynamic GPU memory */
+} n4c_suspend_flag_t;
+
+/* nccl.core Communicator.suspend() / resume(): ncclCommSuspend(comm,
+ * flags) and ncclCommResume. Suspend with N4C_SUSPEND_MEM releases the
+ * communicator's dynamic GPU memory until resume;
+ * n4c_comm_mem_stat(N4C_MEM_STAT_GPU_MEM_SUSPENDED) reads 1 meanwhile.
+ * nccl.core says a suspended communicator cannot communicate; real NCCL
+ * 2.30.7 (one rank, measured) did not refuse an allreduce, accepted flags
+ * 0 and unknown bits, and failed a second suspend and a resume of a
+ * communicator not suspended with ncclInvalidUsage. `flags` is passed to
+ * NCCL as it is. N4C_OK; N4C_EINVAL (null/destroyed comm); N4C_ENOTSUP
+ * (the linked NCCL lacks it); N4C_ENCCL. */
+N4C_EXTERN n4c_status_t n4c_comm_suspend(n4c_comm_t *comm, int flags);
+N4C_EXTERN n4c_status_t n4c_comm_resume(n4c_comm_t *comm);
 
 /* nccl.core finalize()/destroy()/abort(). Each first closes every resource
  * the communicator tracks (close errors ignored), then calls
@@ -329,7 +509,7 @@ typedef struct {
 } n4c_comm_properties_t;
 
 /* ncclCommQueryProperties into *out. N4C_OK; N4C_EINVAL (comm or out
- * NULL, null or destroyed communicator); N4C_ENOTSUP (NCCL < 2.29);
+ * NULL, null or destroyed communicator); N4C_ENOTSUP (the linked NCCL lacks it);
  * N4C_ENCCL. */
 N4C_EXTERN n4c_status_t n4c_comm_properties(n4c_comm_t *comm, n4c_comm_properties_t *out);
 
@@ -558,7 +738,7 @@ N4C_EXTERN ncclWindow_t n4c_window_handle(const n4c_window_t *win);
 /* nccl.core size: registered bytes (kept after close); 0 for NULL. */
 N4C_EXTERN size_t n4c_window_size(const n4c_window_t *win);
 /* nccl.core user_ptr: ncclWinGetUserPtr. N4C_OK; N4C_EINVAL; N4C_ECLOSED;
- * N4C_ENOTSUP (NCCL < 2.29); N4C_ENCCL. */
+ * N4C_ENOTSUP (the linked NCCL lacks it); N4C_ENCCL. */
 N4C_EXTERN n4c_status_t n4c_window_user_ptr(const n4c_window_t *win, void **out);
 /* Pointer getters, `offset` in BYTES within the window. *out NULL where
  * nccl.core returns None (multimem unsupported; peer outside the LSA team).
@@ -566,7 +746,7 @@ N4C_EXTERN n4c_status_t n4c_window_user_ptr(const n4c_window_t *win, void **out)
  * peer_ptr: ncclGetPeerDevicePointer (peer in [0, nranks));
  * lsa_multimem_ptr: ncclGetLsaMultimemDevicePointer.
  * N4C_OK; N4C_EINVAL (NULL argument, negative rank); N4C_ECLOSED;
- * N4C_ENOTSUP (NCCL < 2.29); N4C_ENCCL (out of range, as NCCL decides). */
+ * N4C_ENOTSUP (the linked NCCL lacks it); N4C_ENCCL (out of range, as NCCL decides). */
 N4C_EXTERN n4c_status_t n4c_window_lsa_ptr(const n4c_window_t *win, int lsa_rank, size_t offset,
                                 void **out);
 N4C_EXTERN n4c_status_t n4c_window_peer_ptr(const n4c_window_t *win, int peer, size_t offset,
@@ -594,9 +774,6 @@ N4C_EXTERN n4c_status_t n4c_redop_op(const n4c_redop_t *redop, ncclRedOp_t *out)
 
 /* ---- device communicators (nccl.core Communicator.create_dev_comm,
  *      DevCommResource) ---- */
-
-/* A field holding N4C_UNSET keeps NCCL's default. */
-#define N4C_UNSET INT_MIN
 
 /* nccl.core NCCLDevCommRequirements. Booleans are 0/1; counts >= 0. */
 typedef struct {

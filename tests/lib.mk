@@ -36,7 +36,7 @@ LIB_TEST_MOCK = tests/lib_mock.c tests/lib_mock.h
 if HAVE_CMOCKA
 LIB_TESTS = tests/lib_errors.tap tests/lib_comm.tap tests/lib_p2p.tap \
 	tests/lib_resource.tap tests/lib_alloc.tap tests/lib_fail.tap \
-	tests/lib_mem.tap
+	tests/lib_mem.tap tests/lib_ft.tap
 # Needs NCCL's one-sided API (2.29+); on an older NCCL those functions give
 # N4C_ENOTSUP, which tests/lib_fail and the suite cover.
 if HAVE_NCCL_RMA
@@ -53,6 +53,14 @@ tests_lib_errors_tap_SOURCES = tests/lib_errors.c $(LIB_TEST_MOCK)
 tests_lib_errors_tap_CFLAGS = $(LIB_TEST_CF)
 tests_lib_errors_tap_LDFLAGS = $(LIB_TEST_LDF)
 tests_lib_errors_tap_LDADD = $(LIB_TEST_LINK)
+
+# Its own mocks, of the fault-tolerance calls, wrapped for it alone.
+tests_lib_ft_tap_SOURCES = tests/lib_ft.c $(LIB_TEST_MOCK)
+tests_lib_ft_tap_CFLAGS = $(LIB_TEST_CF)
+tests_lib_ft_tap_LDFLAGS = $(LIB_TEST_LDF) -Wl,--wrap=ncclCommShrink -Wl,--wrap=ncclCommGrow \
+	-Wl,--wrap=ncclCommGetUniqueId -Wl,--wrap=ncclCommRevoke -Wl,--wrap=ncclCommSuspend \
+	-Wl,--wrap=ncclCommResume
+tests_lib_ft_tap_LDADD = $(LIB_TEST_LINK)
 
 tests_lib_comm_tap_SOURCES = tests/lib_comm.c $(LIB_TEST_MOCK)
 tests_lib_comm_tap_CFLAGS = $(LIB_TEST_CF)
@@ -106,3 +114,14 @@ tests_lib_dlpack_tap_SOURCES = tests/lib_dlpack.c $(LIB_TEST_MOCK)
 tests_lib_dlpack_tap_CFLAGS = $(LIB_TEST_CF)
 tests_lib_dlpack_tap_LDFLAGS = $(LIB_TEST_LDF)
 tests_lib_dlpack_tap_LDADD = $(LIB_TEST_LINK)
+
+# docs/api-coverage.md against nccl4c.h and nccl.core's names
+# (tests/api-coverage.sh): needs only a C compiler.
+TESTS += tests/api-coverage
+EXTRA_DIST += tests/api-coverage.sh docs/api-coverage.md
+tests/api-coverage: $(srcdir)/tests/api-coverage.sh Makefile
+	$(AM_V_GEN){ echo '#!/bin/sh'; echo "CC='$(CC)'"; \
+	  echo "CPPFLAGS='-I$(abs_top_builddir) -I$(abs_top_srcdir)/lib $(BACKEND_CPPFLAGS) $(CPPFLAGS)'"; \
+	  echo "top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)'"; \
+	  cat $(srcdir)/tests/api-coverage.sh; } > $@ && chmod +x $@
+CLEANFILES += tests/api-coverage
