@@ -29,7 +29,7 @@ conformance_n4c_conformance_SOURCES = \
 	conformance/case_p2p.c \
 	conformance/case_rma.h conformance/case_res.c conformance/case_win.c \
 	conformance/case_reg.c conformance/case_sig.c \
-	conformance/case_dev.c conformance/case_iop.c conformance/case_block.c \
+	conformance/case_dev.c conformance/case_iop.c conformance/case_block.c conformance/case_ft.c \
 	conformance/coll_check.h conformance/coll_check.c conformance/case_coll.c conformance/case_redop.c
 # MPI_CFLAGS and MPI_LIBS are empty unless configure --with-mpi (HAVE_MPI).
 # JANSSON_CFLAGS and JANSSON_LIBS are empty unless configure found jansson
