@@ -187,6 +187,9 @@ static ncclResult_t split_wait(ncclComm_t comm, sim_rv *rv, const split_args *a,
     sim_comm_fail(comm, res, "%s: rank %d waited for rank(s) [%s] of the parent to call it too (%s%s)", a->op,
                   comm->rank, missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "it never will: ", why);
     *out = NULL;
+    /* Withdrawn: the rank's next split or shrink meets the others in this
+     * same round, which may still be waiting for it. */
+    if (comm->split_count == sim_rv_key(rv) + 1) comm->split_count--;
   }
   sim_rv_leave_locked(&c->splits, rv, comm->rank);
   sim_rv_unlock(&c->splits);

@@ -91,6 +91,8 @@ static ncclResult_t settle(ncclComm_t comm, sim_rv *rv, bool resume, bool poll) 
     SIM_WARN(SIM_INIT, "%s: rank %d waited for rank(s) [%s] to call it too (%s%s); nothing was %s", op, comm->rank,
              missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "it never will: ", why,
              resume ? "resumed" : "suspended");
+    /* Withdrawn: the rank's next call meets the others in this same round. */
+    if (comm->mgmt_count == (sim_rv_key(rv) & ~KEY_MGMT) + 1) comm->mgmt_count--;
   }
   sim_rv_leave_locked(&c->splits, rv, comm->rank);
   sim_rv_unlock(&c->splits);
