@@ -152,19 +152,24 @@ static ncclResult_t meet(ncclComm_t comm, bool resume) {
 }
 
 /* A non-blocking rank's round in progress is settled here, by
- * ncclCommGetAsyncError (through sim_comm_poll). Only the rank's own calls
- * touch mgmt_rv; the lock orders them with the pollers of other threads. */
+ * ncclCommGetAsyncError (through sim_comm_poll); comm->lock guards
+ * mgmt_rv. */
 void sim_suspend_poll(ncclComm_t comm) {
+  /* The poller takes the round out while it looks, so that two threads
+   * polling at once cannot both leave it. */
   sim_mutex_lock(&comm->lock);
   sim_rv *rv = comm->mgmt_rv;
   bool resume = comm->mgmt_resume;
+  comm->mgmt_rv = NULL;
   pthread_mutex_unlock(&comm->lock);
   if (!rv) return;
   ncclResult_t res = settle(comm, rv, resume, true);
-  if (res == ncclInProgress) return;
-  sim_mutex_lock(&comm->lock);
-  comm->mgmt_rv = NULL;
-  pthread_mutex_unlock(&comm->lock);
+  if (res == ncclInProgress) {
+    sim_mutex_lock(&comm->lock);
+    comm->mgmt_rv = rv;
+    pthread_mutex_unlock(&comm->lock);
+    return;
+  }
   atomic_store(&comm->async_error, res);
 }
 
