@@ -797,6 +797,99 @@ static void test_suspend_nonblocking(void **state) {
   destroy_all(comms, 2);
 }
 
+/* A rank destroyed while its suspend waits (in this thread's open group,
+ * or non-blocking and not yet settled) leaves the round: the others fail
+ * at once, naming it, and it is gone cleanly. */
+static void test_suspend_then_destroy(void **state) {
+  ncclComm_t comms[2];
+  init_all(comms, 2);
+  ncclsimParamSet("TIMEOUT", "60");
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  assert_int_equal(ncclCommSuspend(comms[0], NCCL_SUSPEND_MEM), ncclSuccess);
+  assert_int_equal(ncclCommDestroy(comms[0]), ncclSuccess); /* its job goes with it */
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  double t0 = now();
+  assert_int_equal(ncclCommSuspend(comms[1], NCCL_SUSPEND_MEM), ncclRemoteError);
+  assert_true(has(last_warning(), "rank 0 was destroyed or aborted"));
+  assert_true(now() - t0 < 30.0);
+  assert_int_equal(stat_of(comms[1], ncclStatGpuMemSuspended), 0);
+  assert_int_equal(ncclCommDestroy(comms[1]), ncclSuccess);
+  nb_pair(comms);
+  assert_int_equal(ncclCommSuspend(comms[0], NCCL_SUSPEND_MEM), ncclInProgress);
+  assert_int_equal(ncclCommDestroy(comms[0]), ncclSuccess);
+  assert_int_equal(ncclCommSuspend(comms[1], NCCL_SUSPEND_MEM), ncclRemoteError);
+  assert_int_equal(ncclCommDestroy(comms[1]), ncclSuccess);
+  ncclsimParamSet("TIMEOUT", NULL);
+}
+
+/* Out of memory at any allocation of a grow: the call fails with
+ * ncclSystemError (or, for a rank whose peer's call failed, ncclTimeout),
+ * and the next try succeeds. */
+static void test_grow_alloc_failure(void **state) {
+  ncclComm_t old;
+  cudaSetDevice(0);
+  assert_int_equal(ncclCommInitAll(&old, 1, NULL), ncclSuccess);
+  ncclsimParamSet("TIMEOUT", "0.3");
+  ncclUniqueId id;
+  for (uint64_t n = 1;; n++) {
+    assert_true(n < 200);
+    ncclComm_t grown[2] = {NULL, NULL};
+    /* A new id, unless the last try failed before it consumed the last one. */
+    ncclResult_t g = ncclCommGetUniqueId(old, &id), r0, r1, e;
+    assert_true(g == ncclSuccess || (n > 1 && g == ncclInvalidUsage));
+    ncclsimAllocFailAfter(n);
+    assert_int_equal(ncclGroupStart(), ncclSuccess);
+    cudaSetDevice(0);
+    r0 = ncclCommGrow(old, 2, &id, -1, &grown[0], NULL);
+    cudaSetDevice(1);
+    r1 = ncclCommGrow(NULL, 2, &id, 1, &grown[1], NULL);
+    e = ncclGroupEnd();
+    ncclsimAllocFailAfter(0);
+    if (r0 == ncclSuccess && r1 == ncclSuccess && e == ncclSuccess) {
+      check_allreduce(grown, 2);
+      destroy_all(grown, 2);
+      break;
+    }
+    assert_true(r0 == ncclSuccess || r0 == ncclSystemError);
+    assert_true(r1 == ncclSuccess || r1 == ncclSystemError);
+    assert_true(e == ncclSystemError || e == ncclTimeout);
+    for (int r = 0; r < 2; r++)
+      if (grown[r]) assert_int_equal(ncclCommDestroy(grown[r]), ncclSuccess);
+  }
+  ncclsimParamSet("TIMEOUT", NULL);
+  cudaSetDevice(0);
+  check_allreduce(&old, 1);
+  assert_int_equal(ncclCommDestroy(old), ncclSuccess);
+}
+
+/* Odd callers: an id of another communicator, a resume while a
+ * non-blocking init is in progress. */
+static void test_grow_and_resume_odd_callers(void **state) {
+  ncclComm_t a, b, nb[2];
+  cudaSetDevice(0);
+  assert_int_equal(ncclCommInitAll(&a, 1, NULL), ncclSuccess);
+  cudaSetDevice(1);
+  assert_int_equal(ncclCommInitAll(&b, 1, (int[]){1}), ncclSuccess);
+  ncclUniqueId id;
+  assert_int_equal(ncclCommGetUniqueId(a, &id), ncclSuccess);
+  ncclComm_t out;
+  assert_int_equal(ncclCommGrow(b, 2, &id, -1, &out, NULL), ncclInvalidArgument);
+  assert_true(has(last_warning(), "did not make for this communicator"));
+  assert_int_equal(ncclCommDestroy(a), ncclSuccess);
+  assert_int_equal(ncclCommDestroy(b), ncclSuccess);
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  assert_int_equal(ncclGetUniqueId(&id), ncclSuccess);
+  cudaSetDevice(0);
+  assert_int_equal(ncclCommInitRankConfig(&nb[0], 2, id, 0, &cfg), ncclInProgress);
+  assert_int_equal(ncclCommResume(nb[0]), ncclInvalidArgument);
+  assert_true(has(last_warning(), "still initializing"));
+  assert_int_equal(ncclCommRevoke(nb[0], 0), ncclInvalidArgument);
+  cudaSetDevice(1);
+  assert_int_equal(ncclCommInitRankConfig(&nb[1], 2, id, 1, &cfg), ncclSuccess);
+  destroy_all(nb, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grow_in_group),          cmocka_unit_test(test_grow_threads),
@@ -806,6 +899,8 @@ int main(void) {
       cmocka_unit_test(test_shrink_abort_flag),      cmocka_unit_test(test_ft_scenario_threads),
       cmocka_unit_test(test_suspend_resume),         cmocka_unit_test(test_suspend_arguments),
       cmocka_unit_test(test_suspend_threads),        cmocka_unit_test(test_suspend_nonblocking),
+      cmocka_unit_test(test_suspend_then_destroy),   cmocka_unit_test(test_grow_alloc_failure),
+      cmocka_unit_test(test_grow_and_resume_odd_callers),
   };
   return cmocka_run_group_tests_name("sim_ft", tests, NULL, NULL);
 }

@@ -456,7 +456,23 @@ static void death_body(int rank, int n) {
   CHILD_CHECK(rank, ae == ncclSuccess, "after revoke: async error %d", (int)ae);
   int dead[1] = {2};
   ncclComm_t sub;
-  ncclResult_t r = ncclCommShrink(comm, dead, 1, &sub, NULL, rank == 0 ? NCCL_SHRINK_ABORT : NCCL_SHRINK_DEFAULT);
+  ncclResult_t r;
+  if (rank == 0) {
+    /* A shrink that waits for the exited rank fails at once, naming it;
+     * rank 1 waits until it has, lest the two meet. */
+    int wrong[1] = {1};
+    t0 = now();
+    r = ncclCommShrink(comm, wrong, 1, &sub, NULL, NCCL_SHRINK_DEFAULT);
+    CHILD_CHECK(rank, r == ncclRemoteError && now() - t0 < 10.0, "a shrink waiting for rank 2: %d after %.1f s",
+                (int)r, now() - t0);
+    const char *msg = ncclGetLastError(comm);
+    CHILD_CHECK(rank, strstr(msg, "rank 2 is in a process that exited"), "message: %s", msg);
+    atomic_store(&box->ready, 1);
+  } else {
+    for (t0 = now(); !atomic_load(&box->ready); usleep(1000))
+      CHILD_CHECK(rank, now() - t0 < 60, "rank 0 never finished its wrong shrink");
+  }
+  r = ncclCommShrink(comm, dead, 1, &sub, NULL, rank == 0 ? NCCL_SHRINK_ABORT : NCCL_SHRINK_DEFAULT);
   CHILD_CHECK(rank, r == ncclSuccess, "ncclCommShrink: %s: %s", ncclGetErrorString(r), ncclGetLastError(comm));
   cudaStream_t s2;
   cudaStreamCreate(&s2); /* the old stream reported its error once already; a fresh one all the same */
