@@ -407,6 +407,16 @@ typedef struct sim_area {
   /* Progress of the rank's non-blocking work, run by ncclCommGetAsyncError
    * (e.g. fails a non-blocking window registration past its deadline). */
   void (*comm_poll)(ncclComm_t comm);
+  /* ncclCommSuspend(NCCL_SUSPEND_MEM) and ncclCommResume (comm/suspend.c),
+   * all optional. Called with no operation in flight on any rank of the
+   * clique: rank_suspend frees the state of `rank` that only operations
+   * use (what NCCL would release: per-peer buffers), rank_resume makes it
+   * again (ncclSystemError: nothing made). rank_suspendable is its size in
+   * bytes: with now false, whether suspended or not (ncclStatGpuMemSuspend);
+   * with now true, what is allocated at the moment. */
+  size_t (*rank_suspendable)(sim_clique *c, int rank, bool now);
+  void (*rank_suspend)(sim_clique *c, int rank);
+  ncclResult_t (*rank_resume)(sim_clique *c, int rank);
 } sim_area;
 /* Runs every area's comm_poll (comm/comm.c). */
 void sim_comm_poll(ncclComm_t comm);
@@ -425,7 +435,8 @@ typedef enum {
   SIM_COMM_READY = 1,
   SIM_COMM_FINALIZED = 2,
   SIM_COMM_FAILED = 3, /* init failed; only destroy/abort are allowed */
-  SIM_COMM_REVOKED = 4
+  SIM_COMM_REVOKED = 4,  /* ncclCommRevoke: destroy, abort, split, shrink, grow and queries only */
+  SIM_COMM_SUSPENDED = 5 /* ncclCommSuspend(NCCL_SUSPEND_MEM): resume, destroy, abort and queries only */
 } sim_comm_state;
 
 struct sim_clique {
@@ -433,7 +444,7 @@ struct sim_clique {
   int nranks;
   struct ncclComm **ranks; /* rank -> its comm; a slot is NULL once destroyed */
   _Atomic int refs;
-  _Atomic int aborted; /* set by ncclCommAbort/Revoke or a rank fault: every wait ends */
+  _Atomic int aborted; /* set by ncclCommAbort or a dead process (sim_clique_abort): every rank's operations end */
   _Atomic int dumped;  /* the first timeout dumps the pending list once */
   void *trace;         /* its flight recorder and timeline state (core/trace.c) */
   pthread_mutex_t lock;
@@ -450,6 +461,11 @@ struct sim_clique {
    * the first rank whose process exited (0 pid: none). */
   struct sim_clique *live_prev, *live_next;
   _Atomic uint64_t exited; /* pid << 32 | rank; 0: none (sim_clique_exited) */
+  /* ncclCommGetUniqueId (comm/grow.c), under lock: the grow number the last
+   * id was made for (0: none pending) and the rank that made it. */
+  uint64_t grow_seq;
+  int grow_root;
+  uint64_t grow_consumed; /* the last grow number an existing rank joined */
 };
 
 /* The pid of the first rank of c whose process exited, and that rank in
@@ -472,6 +488,7 @@ struct ncclComm {
   int rank, nranks, device;
   int node, lsa_rank, lsa_size; /* simulated node topology */
   bool blocking;
+  bool grow_join;          /* joins a grow's round (comm/grow.c), not an init's */
   _Atomic int state;       /* sim_comm_state */
   _Atomic int async_error; /* ncclResult_t */
   _Atomic int64_t inflight; /* tasks submitted and not yet released */
@@ -485,6 +502,15 @@ struct ncclComm {
   uint64_t ntasks;      /* NCCL operations submitted so far */
   uint64_t fault_at;    /* NCCLSIM_FAULT: this rank dies at this operation (0: never) */
   _Atomic int dead;     /* stopped by NCCLSIM_FAULT: its operations never reach peers */
+  /* Ends this rank's waits in operations (sim_comm_cancel): set by its
+   * ncclCommRevoke, for a moment by ncclCommShrink(NCCL_SHRINK_ABORT), and
+   * for every rank by sim_clique_abort. */
+  _Atomic int cancel;
+  _Atomic int gone;          /* its process exited (sim_proc_exited) */
+  _Atomic int mem_suspended; /* ncclStatGpuMemSuspended: its suspendable state is freed */
+  uint64_t mgmt_count;       /* its ncclCommSuspend(MEM)/Resume calls, which meet as rounds */
+  sim_rv *mgmt_rv;           /* a non-blocking suspend or resume in progress (comm/suspend.c), under lock */
+  bool mgmt_resume;
   int pid;                 /* the process the rank lives in */
   _Atomic uint64_t driver; /* sim_thread_self() of its last NCCL call (0: none yet) */
   _Atomic int driver_tid;
@@ -500,6 +526,10 @@ static inline void sim_comm_driven(ncclComm_t comm) {
  * and returns ncclInvalidArgument (NULL/dead) or ncclInvalidUsage (not
  * ready) otherwise. */
 ncclResult_t sim_comm_check(ncclComm_t comm, const char *op);
+/* The same for the calls NCCL still allows on a revoked communicator
+ * (split, shrink, grow, ncclCommGetUniqueId): READY or REVOKED. A rank
+ * that NCCLSIM_FAULT stopped is ncclRemoteError: its process is dead. */
+ncclResult_t sim_comm_check_mgmt(ncclComm_t comm, const char *op);
 /* Records a failure on a comm: async error (first one wins), last_error
  * text, WARN. Returns `res`. */
 ncclResult_t sim_comm_fail(ncclComm_t comm, ncclResult_t res, const char *fmt, ...) SIM_PRINTF(3, 4);
@@ -507,8 +537,12 @@ ncclResult_t sim_comm_fail(ncclComm_t comm, ncclResult_t res, const char *fmt, .
 void sim_clique_dump_pending(sim_clique *c, const char *why);
 void sim_comm_pending_add(ncclComm_t comm, sim_pending *p);
 void sim_comm_pending_del(ncclComm_t comm, sim_pending *p);
-/* The cancel flag every wait of this clique passes to sim_waitq_wait. */
-static inline const _Atomic int *sim_clique_cancel(sim_clique *c) { return &c->aborted; }
+/* The cancel flag a rank's waits in operations pass to sim_waitq_wait. */
+static inline const _Atomic int *sim_comm_cancel(ncclComm_t comm) { return &comm->cancel; }
+/* Ends every rank's operations at once (ncclCommAbort, a dead process, a
+ * destroy stuck past NCCLSIM_TIMEOUT): sets aborted and each rank's cancel,
+ * wakes the waiters (comm/clique.c). */
+void sim_clique_abort(sim_clique *c);
 
 /* ------------------------------------------------------------------------
  * The engine (core/): tasks and their launch on streams (core/task.c),
@@ -523,7 +557,7 @@ static inline const _Atomic int *sim_clique_cancel(sim_clique *c) { return &c->a
  * post(): announce the operation to peers; must not block for long. On
  *         failure it leaves nothing posted (peers cannot see the task).
  * wait(): called only after a successful post; blocks until done, using
- *         sim_waitq_wait with the given deadline and sim_clique_cancel(). On
+ *         sim_waitq_wait with the given deadline and sim_comm_cancel(). On
  *         timeout return ncclTimeout, on cancel ncclRemoteError, in both
  *         cases after withdrawing anything peers could still touch.
  * describe(): one line for the timeout dump: the call, its arguments, and
@@ -607,6 +641,8 @@ ncclResult_t sim_group_add_job(sim_group_job *job);
  * comm's in-flight count up while the only thread that could launch them
  * waits for it to drain. */
 void sim_group_forget(ncclComm_t comm);
+/* Its tasks only, its jobs kept (ncclCommRevoke inside an open group). */
+void sim_group_forget_tasks(ncclComm_t comm);
 /* True if the calling thread's open group holds unlaunched work of comm. */
 bool sim_group_holds(ncclComm_t comm);
 /* Every NCCL entry point returns its argument errors through this: inside a

@@ -70,9 +70,11 @@ static void test_fault_param_validated(void **state) {
   assert_int_equal(ncclsimParamSet("FAULT", NULL), ncclSuccess);
 }
 
-/* Revoke ends every pending operation of the communicator, on every rank,
- * at once (not at the timeout). */
-static void test_revoke_unblocks(void **state) {
+/* Revoke is local to its rank, as in NCCL 2.30: it ends that rank's
+ * pending operations at once (not at the timeout), and a peer's operation
+ * that waits for the revoked rank goes on waiting until that peer revokes
+ * too. A revoked rank's async error is ncclSuccess once it is quiescent. */
+static void test_revoke_is_local(void **state) {
   ncclsimParamSet("TIMEOUT", "120");
   ncclComm_t comms[3];
   assert_int_equal(ncclCommInitAll(comms, 3, NULL), ncclSuccess);
@@ -101,16 +103,25 @@ static void test_revoke_unblocks(void **state) {
   cudaSetDevice(2);
   assert_int_equal(ncclRecv(b[2], 4, ncclInt32, 0, comms[2], 0), ncclSuccess);
   double t0 = now();
+  /* Rank 0 has nothing in flight: its revoke touches nobody else. */
   assert_int_equal(ncclCommRevoke(comms[0], 0), ncclSuccess);
-  for (int r = 1; r < 3; r++) {
-    cudaSetDevice(r);
-    assert_int_not_equal(cudaStreamSynchronize(0), cudaSuccess);
-    ncclResult_t ae;
-    ncclCommGetAsyncError(comms[r], &ae);
-    assert_int_equal(ae, ncclRemoteError);
-  }
+  cudaSetDevice(1);
+  assert_int_equal(cudaStreamQuery(0), cudaErrorNotReady);
+  assert_int_equal(ncclCommRevoke(comms[1], 0), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(0), cudaErrorLaunchFailure); /* its receive was stopped */
+  cudaSetDevice(2);
+  assert_int_equal(cudaStreamQuery(0), cudaErrorNotReady); /* rank 2 still waits */
+  assert_int_equal(ncclCommRevoke(comms[2], 0), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(0), cudaErrorLaunchFailure);
   assert_true(now() - t0 < 60.0); /* at once, not at the 120 s timeout */
-  assert_int_equal(ncclCommRevoke(comms[0], 1), ncclInvalidUsage); /* already revoked */
+  for (int r = 0; r < 3; r++) {
+    ncclResult_t ae = ncclInternalError;
+    assert_int_equal(ncclCommGetAsyncError(comms[r], &ae), ncclSuccess);
+    assert_int_equal(ae, ncclSuccess);
+  }
+  assert_int_equal(ncclCommRevoke(comms[0], 1), ncclInvalidArgument);
+  assert_int_equal(ncclCommRevoke(comms[0], 0), ncclInvalidArgument); /* already revoked */
+  assert_int_equal(ncclCommRevoke(NULL, 0), ncclSuccess);            /* as NCCL */
   for (int r = 0; r < 3; r++) {
     cudaSetDevice(r);
     assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
@@ -146,7 +157,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rank_fault),
       cmocka_unit_test(test_fault_param_validated),
-      cmocka_unit_test(test_revoke_unblocks),
+      cmocka_unit_test(test_revoke_is_local),
       cmocka_unit_test(test_abort_inside_group),
   };
   return cmocka_run_group_tests_name("sim_fault", tests, NULL, NULL);

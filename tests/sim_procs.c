@@ -34,6 +34,8 @@ static char *self_exe;
 
 typedef struct {
   ncclUniqueId id;
+  ncclUniqueId grow_id; /* ncclCommGetUniqueId's, for a new rank */
+  _Atomic int grow_ready;
   _Atomic int ready; /* ranks past init */
   double took[8];    /* seconds, per rank, of what a test times */
   char why[8][256];  /* a child's failure */
@@ -345,6 +347,149 @@ static void kill_body(int rank, int n) {
   CHILD_CHECK(rank, ncclCommAbort(comm) == ncclSuccess, "ncclCommAbort");
 }
 
+/* ---------------------------------------------------- fault tolerance */
+
+/* The allreduce of (rank + 1) over COUNT floats on comm: true if every
+ * element is the sum over its n ranks. */
+static bool allreduce_ok(int rank, ncclComm_t comm, cudaStream_t s) {
+  int me, n;
+  ncclCommUserRank(comm, &me);
+  ncclCommCount(comm, &n);
+  float *a, *h = malloc(COUNT * sizeof *h);
+  CHILD_CHECK(rank, h && cudaMalloc((void **)&a, COUNT * sizeof *a) == cudaSuccess, "allocation");
+  for (int i = 0; i < COUNT; i++) h[i] = (float)(me + 1);
+  cudaMemcpy(a, h, COUNT * sizeof *h, cudaMemcpyHostToDevice);
+  bool ok = ncclAllReduce(a, a, COUNT, ncclFloat32, ncclSum, comm, s) == ncclSuccess &&
+            cudaStreamSynchronize(s) == cudaSuccess;
+  cudaMemcpy(h, a, COUNT * sizeof *h, cudaMemcpyDeviceToHost);
+  for (int i = 0; ok && i < COUNT; i += 97) ok = h[i] == (float)(n * (n + 1) / 2);
+  cudaFree(a);
+  free(h);
+  return ok;
+}
+
+/* A new rank (a process forked with the others) waits for the id that the
+ * coordinator publishes, then grows into rank `rank` of n. */
+static void newcomer(int rank, int n) {
+  double t0 = now();
+  while (!atomic_load(&box->grow_ready)) {
+    CHILD_CHECK(rank, now() - t0 < 60, "no grow id after 60 s");
+    usleep(1000);
+  }
+  ncclComm_t comm;
+  ncclResult_t r = ncclCommGrow(NULL, n, &box->grow_id, rank, &comm, NULL);
+  CHILD_CHECK(rank, r == ncclSuccess, "new rank: ncclCommGrow: %s: %s", ncclGetErrorString(r), ncclGetLastError(NULL));
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  CHILD_CHECK(rank, allreduce_ok(rank, comm, s), "new rank: allreduce: %s", ncclGetLastError(comm));
+  CHILD_CHECK(rank, ncclCommDestroy(comm) == ncclSuccess, "ncclCommDestroy");
+}
+
+/* An existing rank of the grow; rank 0 coordinates. */
+static ncclComm_t grow_from(int rank, ncclComm_t parent, int n) {
+  int me;
+  ncclCommUserRank(parent, &me);
+  if (me == 0) {
+    CHILD_CHECK(rank, ncclCommGetUniqueId(parent, &box->grow_id) == ncclSuccess, "ncclCommGetUniqueId: %s",
+                ncclGetLastError(parent));
+    atomic_store(&box->grow_ready, 1);
+  }
+  ncclComm_t grown;
+  ncclResult_t r = ncclCommGrow(parent, n, me == 0 ? &box->grow_id : NULL, -1, &grown, NULL);
+  CHILD_CHECK(rank, r == ncclSuccess, "ncclCommGrow: %s: %s", ncclGetErrorString(r), ncclGetLastError(parent));
+  int v;
+  ncclCommUserRank(grown, &v);
+  CHILD_CHECK(rank, v == me, "grown: rank %d, was %d", v, me);
+  return grown;
+}
+
+/* Two processes grow to three with a third process. */
+static void grow_body(int rank, int n) {
+  (void)n;
+  if (rank == 2) {
+    newcomer(2, 3);
+    return;
+  }
+  ncclComm_t comm = join(rank, 2);
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  ncclComm_t grown = grow_from(rank, comm, 3);
+  CHILD_CHECK(rank, allreduce_ok(rank, grown, s), "grown: allreduce: %s", ncclGetLastError(grown));
+  CHILD_CHECK(rank, allreduce_ok(rank, comm, s), "the parent after the grow: %s", ncclGetLastError(comm));
+  ncclCommDestroy(grown);
+  ncclCommDestroy(comm);
+}
+
+static void test_grow(void **state) {
+  (void)state;
+  assert_int_equal(run_procs(3, grow_body), 0);
+}
+
+/* The scenario of issue 22 with processes: rank 2's process exits while
+ * the others are in an allreduce; they see ncclRemoteError at once,
+ * revoke, shrink to two (rank 0 with NCCL_SHRINK_ABORT) and check an
+ * allreduce; then a fourth process grows the communicator back to three
+ * and an allreduce over all of them checks the data. */
+static void death_body(int rank, int n) {
+  (void)n;
+  if (rank == 3) {
+    newcomer(2, 3);
+    return;
+  }
+  ncclComm_t comm = join(rank, 3);
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  CHILD_CHECK(rank, allreduce_ok(rank, comm, s), "warm-up: %s", ncclGetLastError(comm));
+  if (rank == 2) {
+    usleep(200 * 1000); /* the others are waiting in the next allreduce */
+    _exit(0);
+  }
+  double t0 = now();
+  CHILD_CHECK(rank, !allreduce_ok(rank, comm, s), "an allreduce without rank 2 succeeded");
+  box->took[rank] = now() - t0;
+  ncclResult_t ae;
+  ncclCommGetAsyncError(comm, &ae);
+  CHILD_CHECK(rank, ae == ncclRemoteError, "after rank 2 exited: async error %d", (int)ae);
+  CHILD_CHECK(rank, ncclCommRevoke(comm, NCCL_REVOKE_DEFAULT) == ncclSuccess, "ncclCommRevoke: %s",
+              ncclGetLastError(comm));
+  ncclCommGetAsyncError(comm, &ae);
+  CHILD_CHECK(rank, ae == ncclSuccess, "after revoke: async error %d", (int)ae);
+  int dead[1] = {2};
+  ncclComm_t sub;
+  ncclResult_t r;
+  if (rank == 0) {
+    /* A shrink that waits for the exited rank fails at once, naming it;
+     * rank 1 waits until it has, lest the two meet. */
+    int wrong[1] = {1};
+    t0 = now();
+    r = ncclCommShrink(comm, wrong, 1, &sub, NULL, NCCL_SHRINK_DEFAULT);
+    CHILD_CHECK(rank, r == ncclRemoteError && now() - t0 < 10.0, "a shrink waiting for rank 2: %d after %.1f s",
+                (int)r, now() - t0);
+    const char *msg = ncclGetLastError(comm);
+    CHILD_CHECK(rank, strstr(msg, "rank 2 is in a process that exited"), "message: %s", msg);
+    atomic_store(&box->ready, 1);
+  } else {
+    for (t0 = now(); !atomic_load(&box->ready); usleep(1000))
+      CHILD_CHECK(rank, now() - t0 < 60, "rank 0 never finished its wrong shrink");
+  }
+  r = ncclCommShrink(comm, dead, 1, &sub, NULL, rank == 0 ? NCCL_SHRINK_ABORT : NCCL_SHRINK_DEFAULT);
+  CHILD_CHECK(rank, r == ncclSuccess, "ncclCommShrink: %s: %s", ncclGetErrorString(r), ncclGetLastError(comm));
+  cudaStream_t s2;
+  cudaStreamCreate(&s2); /* the old stream reported its error once already; a fresh one all the same */
+  CHILD_CHECK(rank, allreduce_ok(rank, sub, s2), "shrunk: allreduce: %s", ncclGetLastError(sub));
+  ncclComm_t grown = grow_from(rank, sub, 3);
+  CHILD_CHECK(rank, allreduce_ok(rank, grown, s2), "grown: allreduce: %s", ncclGetLastError(grown));
+  ncclCommDestroy(grown);
+  ncclCommDestroy(sub);
+  CHILD_CHECK(rank, ncclCommDestroy(comm) == ncclSuccess, "destroy of the revoked comm");
+}
+
+static void test_shrink_after_death(void **state) {
+  (void)state;
+  assert_int_equal(run_procs(4, death_body), 0);
+  for (int r = 0; r < 2; r++) assert_true(box->took[r] < 10.0); /* the process watch, not NCCLSIM_TIMEOUT */
+}
+
 static int count_dev_shm(void) {
   DIR *d = opendir("/dev/shm");
   int n = 0;
@@ -628,6 +773,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_arena_allocator), cmocka_unit_test(test_collectives_2),  cmocka_unit_test(test_collectives_4),
       cmocka_unit_test(test_processes_of_threads), cmocka_unit_test(test_windows_2),      cmocka_unit_test(test_windows_4),
       cmocka_unit_test(test_kill9),          cmocka_unit_test(test_nranks_disagree),
+      cmocka_unit_test(test_grow),           cmocka_unit_test(test_shrink_after_death),
       cmocka_unit_test(test_same_rank),      cmocka_unit_test(test_id_from_unshared_process),
       cmocka_unit_test(test_id_from_other_job), cmocka_unit_test(test_init_too_late),
       cmocka_unit_test(test_job_started_apart), cmocka_unit_test(test_job_layouts_differ),

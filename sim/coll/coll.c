@@ -423,7 +423,7 @@ static ncclResult_t coll_wait(sim_task *base, uint64_t deadline) {
   sim_clique *c = base->comm->clique;
   sim_rv_table *rounds = &state_of(c)->rounds;
   sim_rv *rv = t->round;
-  int rc = sim_rv_wait(rounds, rv, sim_clique_cancel(c), deadline);
+  int rc = sim_rv_wait(rounds, rv, sim_comm_cancel(base->comm), deadline);
   if (rc != 0) {
     /* Withdraw unless the round completed meanwhile (then carry on). The
      * timeout dump reads t->round under the comm's lock: unpublish it

@@ -59,7 +59,11 @@ ncclResult_t sim_check_buffer(ncclComm_t comm, const void *buf, size_t count, nc
   return ncclSuccess;
 }
 
-ncclResult_t sim_comm_check(ncclComm_t comm, const char *op) {
+static const char *const state_names[] = {"still initializing", "ready", "finalized", "failed to initialize",
+                                          "revoked", "suspended"};
+
+/* comm non-NULL and alive, in a state of `allowed` (a mask of 1 << state). */
+static ncclResult_t check_state(ncclComm_t comm, const char *op, unsigned allowed) {
   sim_trace_poll();
   if (!comm) {
     SIM_WARN(SIM_INIT, "%s: comm is NULL", op);
@@ -70,12 +74,27 @@ ncclResult_t sim_comm_check(ncclComm_t comm, const char *op) {
     return ncclInvalidArgument;
   }
   int st = atomic_load(&comm->state);
-  if (st != SIM_COMM_READY) {
-    static const char *names[] = {"still initializing", "ready", "finalized", "failed to initialize",
-                                  "revoked"};
-    SIM_WARN(SIM_INIT, "%s: communicator rank %d is %s", op, comm->rank, names[st]);
+  if (!(allowed & 1u << st)) {
+    if (st == SIM_COMM_SUSPENDED)
+      SIM_WARN(SIM_INIT, "%s: communicator rank %d is suspended; call ncclCommResume first (ncclsim checks this: "
+               "NCCL 2.30 does not, and its kernels would use the memory that ncclCommSuspend released)", op,
+               comm->rank);
+    else
+      SIM_WARN(SIM_INIT, "%s: communicator rank %d is %s", op, comm->rank, state_names[st]);
     return st == SIM_COMM_INITIALIZING ? ncclInvalidArgument : ncclInvalidUsage;
   }
   sim_comm_driven(comm); /* every entry point checks its comm here */
+  return ncclSuccess;
+}
+
+ncclResult_t sim_comm_check(ncclComm_t comm, const char *op) { return check_state(comm, op, 1u << SIM_COMM_READY); }
+
+ncclResult_t sim_comm_check_mgmt(ncclComm_t comm, const char *op) {
+  SIM_CHECK(check_state(comm, op, 1u << SIM_COMM_READY | 1u << SIM_COMM_REVOKED));
+  if (atomic_load(&comm->dead)) {
+    SIM_WARN(SIM_INIT, "%s: rank %d stopped at its operation %llu (NCCLSIM_FAULT): as if its process had died, it "
+             "takes part in nothing more", op, comm->rank, (unsigned long long)comm->fault_at);
+    return ncclRemoteError;
+  }
   return ncclSuccess;
 }

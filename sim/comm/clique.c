@@ -36,6 +36,16 @@ static void live_unlink(sim_clique *c) {
   pthread_mutex_unlock(&l->lock);
 }
 
+void sim_clique_abort(sim_clique *c) {
+  atomic_store(&c->aborted, 1);
+  sim_mutex_lock(&c->lock); /* a rank's teardown clears its slot under it */
+  for (int r = 0; r < c->nranks; r++)
+    if (c->ranks[r]) atomic_store(&c->ranks[r]->cancel, 1);
+  pthread_mutex_unlock(&c->lock);
+  sim_waitq_wake(&c->splits.wq);
+  for (int r = 0; r < c->nranks; r++) sim_wake_rank(c, r);
+}
+
 void sim_proc_exited(int pid) {
   clique_list *l = live();
   if (!l) return;
@@ -43,16 +53,17 @@ void sim_proc_exited(int pid) {
   for (sim_clique *c = l->head; c; c = c->live_next) {
     int rank = -1;
     sim_mutex_lock(&c->lock); /* a rank's teardown clears its slot under it */
-    for (int r = 0; r < c->nranks && rank < 0; r++)
-      if (c->ranks[r] && c->ranks[r]->pid == pid) rank = r;
+    for (int r = 0; r < c->nranks; r++)
+      if (c->ranks[r] && c->ranks[r]->pid == pid) {
+        atomic_store(&c->ranks[r]->gone, 1); /* a split or shrink expecting it fails at once */
+        if (rank < 0) rank = r;
+      }
     pthread_mutex_unlock(&c->lock);
     uint64_t none = 0;
     if (rank < 0 || !atomic_compare_exchange_strong(&c->exited, &none, (uint64_t)pid << 32 | (uint32_t)rank)) continue;
     SIM_WARN(SIM_INIT, "communicator %016llx: rank %d's process (pid %d) exited; its operations fail with "
              "ncclRemoteError", (unsigned long long)c->key, rank, pid);
-    atomic_store(&c->aborted, 1); /* every wait of the clique ends */
-    sim_waitq_wake(&c->splits.wq);
-    for (int r = 0; r < c->nranks; r++) sim_wake_rank(c, r);
+    sim_clique_abort(c); /* every rank's operations end */
   }
   pthread_mutex_unlock(&l->lock);
 }
@@ -162,4 +173,28 @@ void sim_comm_poll(ncclComm_t comm) {
   if (!comm->clique) return;
   for (int i = 0; i < SIM_AREA_COUNT; i++)
     if (areas[i]->comm_poll) areas[i]->comm_poll(comm);
+  sim_revoke_poll(comm);
+  sim_suspend_poll(comm);
+}
+
+size_t sim_clique_suspendable(sim_clique *c, int rank, bool now) {
+  size_t n = 0;
+  for (int i = 0; i < SIM_AREA_COUNT; i++)
+    if (areas[i]->rank_suspendable) n += areas[i]->rank_suspendable(c, rank, now);
+  return n;
+}
+
+void sim_clique_rank_suspend(sim_clique *c, int rank) {
+  for (int i = 0; i < SIM_AREA_COUNT; i++)
+    if (areas[i]->rank_suspend) areas[i]->rank_suspend(c, rank);
+}
+
+ncclResult_t sim_clique_rank_resume(sim_clique *c, int rank) {
+  for (int i = 0; i < SIM_AREA_COUNT; i++)
+    if (areas[i]->rank_resume && areas[i]->rank_resume(c, rank) != ncclSuccess) {
+      while (--i >= 0) /* the areas already remade are released again */
+        if (areas[i]->rank_suspend) areas[i]->rank_suspend(c, rank);
+      return ncclSystemError;
+    }
+  return ncclSuccess;
 }

@@ -1,6 +1,7 @@
 /*
- * sim/comm/comm.c — a communicator's life after init: checks, queries,
- * finalize, destroy, abort, revoke, suspend and resume.
+ * sim/comm/comm.c — a communicator's life after init: queries, finalize,
+ * destroy, abort and revoke. Suspend and resume are in comm/suspend.c,
+ * grow in comm/grow.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,18 +41,6 @@ SIM_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
   return ncclSuccess;
 }
 
-SIM_EXPORT ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t *value) {
-  SIM_CHECK(query_check(comm, value, "ncclCommMemStats"));
-  switch (stat) {
-    case ncclStatGpuMemSuspend:
-    case ncclStatGpuMemSuspended: *value = 0; return ncclSuccess; /* nothing is ever suspended */
-    case ncclStatGpuMemPersist:
-    case ncclStatGpuMemTotal: *value = atomic_load(&comm->mem_bytes); return ncclSuccess;
-  }
-  SIM_WARN(SIM_INIT, "ncclCommMemStats: stat %d is not a ncclCommMemStat_t", (int)stat);
-  return ncclInvalidArgument;
-}
-
 SIM_EXPORT ncclResult_t ncclGetVersion(int *version) {
   if (!version) return ncclInvalidArgument;
   *version = NCCL_VERSION_CODE;
@@ -68,8 +57,19 @@ static void drain(ncclComm_t comm, const char *op) {
   if (sim_waitq_wait(&comm->inflight_wq, idle, comm, NULL, sim_deadline()) == 0) return;
   SIM_WARN(SIM_INIT, "%s: rank %d still has %lld operation(s) in flight after NCCLSIM_TIMEOUT; aborting them", op,
            comm->rank, (long long)atomic_load(&comm->inflight));
-  atomic_store(&comm->clique->aborted, 1);
+  sim_clique_abort(comm->clique);
   sim_waitq_wait(&comm->inflight_wq, idle, comm, NULL, UINT64_MAX);
+}
+
+void sim_comm_stop_ops(ncclComm_t comm, const char *op) {
+  sim_group_forget_tasks(comm);
+  atomic_store(&comm->cancel, 1);
+  sim_wake_rank(comm->clique, comm->rank);
+  drain(comm, op);
+  /* A revoked rank stays cancelled, and so does every rank of an aborted
+   * clique (sim_clique_abort may have run meanwhile: test after). */
+  if (atomic_load(&comm->state) != SIM_COMM_REVOKED) atomic_store(&comm->cancel, 0);
+  if (atomic_load(&comm->clique->aborted)) atomic_store(&comm->cancel, 1);
 }
 
 static ncclResult_t teardown(ncclComm_t comm, const char *op, bool abort) {
@@ -85,11 +85,11 @@ static ncclResult_t teardown(ncclComm_t comm, const char *op, bool abort) {
     return ncclSuccess;
   }
   sim_clique *c = comm->clique;
+  sim_suspend_cancel(comm); /* a non-blocking suspend or resume nobody polled to the end */
   if (abort) {
     const char *fr = sim_trace_dump(c, "ncclCommAbort");
     if (fr) SIM_INFO(SIM_INIT, "ncclCommAbort: flight recorder: every rank's last operations written to %s", fr);
-    atomic_store(&c->aborted, 1);
-    sim_waitq_wake(&c->splits.wq);
+    sim_clique_abort(c);
   }
   drain(comm, op);
   /* A task's last act is to drop inflight and wake us under comm->lock;
@@ -111,6 +111,13 @@ SIM_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) { return teardown(comm,
 SIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) { return teardown(comm, "ncclCommAbort", true); }
 
 SIM_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  if (comm && comm->magic == SIM_COMM_MAGIC && atomic_load(&comm->state) == SIM_COMM_REVOKED) {
+    /* NCCL's revoke marks the comm finalized (init.cc, ncclCommRevoke), and
+     * a second finalize is ncclInvalidArgument. */
+    SIM_WARN(SIM_INIT, "ncclCommFinalize: communicator rank %d was revoked; only destroy, abort, split, shrink and "
+             "grow remain", comm->rank);
+    return ncclInvalidArgument;
+  }
   SIM_CHECK(sim_comm_check(comm, "ncclCommFinalize"));
   if (sim_group_holds(comm)) {
     /* Its operations launch at ncclGroupEnd, on this very thread: waiting
@@ -124,26 +131,51 @@ SIM_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   return ncclSuccess;
 }
 
+/* ---- revoke ----
+ *
+ * As in NCCL 2.30 (init.cc, ncclCommRevoke), revoke is local to the rank:
+ * it stops this rank's operations in flight and refuses new ones; peers
+ * whose operations wait for this rank go on waiting until they revoke too
+ * (or until NCCLSIM_TIMEOUT). The async error is ncclInProgress until the
+ * rank is quiescent, then ncclSuccess. */
+
+/* Once a revoked rank has nothing in flight, its state is ncclSuccess. */
+void sim_revoke_poll(ncclComm_t comm) {
+  int busy = ncclInProgress;
+  if (atomic_load(&comm->state) == SIM_COMM_REVOKED && atomic_load(&comm->inflight) == 0)
+    atomic_compare_exchange_strong(&comm->async_error, &busy, ncclSuccess);
+}
+
 SIM_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int flags) {
-  SIM_CHECK(sim_comm_check(comm, "ncclCommRevoke"));
-  if (flags != NCCL_REVOKE_DEFAULT) {
-    SIM_WARN(SIM_INIT, "ncclCommRevoke: revokeFlags is %d, must be 0", flags);
+  if (!comm) {
+    SIM_INFO(SIM_INIT, "ncclCommRevoke: comm is NULL: nothing to revoke");
+    return ncclSuccess; /* as NCCL */
+  }
+  if (comm->magic != SIM_COMM_MAGIC) {
+    SIM_WARN(SIM_INIT, "ncclCommRevoke: comm %p is not a live communicator", (void *)comm);
     return ncclInvalidArgument;
   }
-  /* Every pending operation of the communicator, on every rank and stream,
-   * ends with ncclRemoteError; the comm then only accepts destroy/abort. */
-  atomic_store(&comm->clique->aborted, 1);
-  sim_waitq_wake(&comm->clique->splits.wq);
+  if (flags != NCCL_REVOKE_DEFAULT) {
+    SIM_WARN(SIM_INIT, "ncclCommRevoke: revokeFlags is %d, must be NCCL_REVOKE_DEFAULT (0)", flags);
+    return ncclInvalidArgument;
+  }
+  int st = atomic_load(&comm->state);
+  if (st == SIM_COMM_REVOKED || st == SIM_COMM_FINALIZED) {
+    SIM_WARN(SIM_INIT, "ncclCommRevoke: communicator rank %d is already %s", comm->rank,
+             st == SIM_COMM_REVOKED ? "revoked" : "finalized");
+    return ncclInvalidArgument;
+  }
+  SIM_CHECK(sim_comm_check(comm, "ncclCommRevoke"));
+  /* Operations of this rank not yet launched from this thread's open group
+   * would only be launched at its ncclGroupEnd: they go now. */
+  sim_group_forget_tasks(comm);
   atomic_store(&comm->state, SIM_COMM_REVOKED);
-  return ncclSuccess;
-}
-
-SIM_EXPORT ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags) {
-  SIM_CHECK(sim_comm_check(comm, "ncclCommSuspend"));
-  return ncclSuccess; /* nothing to release: simulated memory is host memory */
-}
-
-SIM_EXPORT ncclResult_t ncclCommResume(ncclComm_t comm) {
-  SIM_CHECK(sim_comm_check(comm, "ncclCommResume"));
-  return ncclSuccess;
+  atomic_store(&comm->async_error, ncclInProgress);
+  atomic_store(&comm->cancel, 1); /* the rank's waits end; its queued operations are not run */
+  sim_wake_rank(comm->clique, comm->rank);
+  SIM_INFO(SIM_INIT, "ncclCommRevoke: rank %d of communicator %016llx, %lld operation(s) in flight", comm->rank,
+           (unsigned long long)comm->clique->key, (long long)atomic_load(&comm->inflight));
+  if (comm->blocking) drain(comm, "ncclCommRevoke");
+  sim_revoke_poll(comm);
+  return (ncclResult_t)atomic_load(&comm->async_error);
 }

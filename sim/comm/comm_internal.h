@@ -18,7 +18,54 @@ void sim_comm_fini_areas(ncclComm_t comm);
 void sim_options_resolve(ncclsimCommOptions_t *out);
 /* Validates a config: NULL is fine; bad magic is ncclInvalidArgument. */
 ncclResult_t sim_config_check(const ncclConfig_t *config, const char *op);
+/* Unique ids (comm/init.c). What an id says: the key of its round; for an
+ * id of ncclCommGetUniqueId also the parent's clique key, the grow's number
+ * (grow_seq, from 1; 0 for an id of ncclGetUniqueId) and the parent's
+ * size. sim_id_read is false for bytes that are not an id of ncclsim. */
+typedef struct {
+  uint64_t key, parent_key, grow_seq;
+  int parent_nranks;
+} sim_id_info;
+bool sim_id_read(const ncclUniqueId *id, sim_id_info *out);
+/* Whether this process can meet the id's maker (else a WARN says why). */
+bool sim_id_reachable(const ncclUniqueId *id, const char *op);
+/* The key of grow number seq of the clique of parent_key, and an id of it. */
+uint64_t sim_grow_key(uint64_t parent_key, uint64_t seq);
+void sim_grow_id_make(ncclUniqueId *id, uint64_t parent_key, uint64_t seq, int parent_nranks);
+/* Joins comm (fresh from sim_comm_alloc) to the init round of key (a grow's
+ * when comm->grow_join), as ncclCommInitRank does: sets *out once posted,
+ * then waits (blocking), defers the wait to ncclGroupEnd (blocking, inside
+ * a group) or returns ncclInProgress (non-blocking). On a failure to post,
+ * frees comm. */
+ncclResult_t sim_init_join(ncclComm_t comm, uint64_t key, ncclComm_t *out);
+/* An init's result as a group sees it: a failure also fails the open
+ * group; ncclInProgress does not. */
+ncclResult_t sim_init_group_check(ncclResult_t res);
 /* Withdraws a rank from an unfinished init rendezvous (no-op otherwise). */
 ncclResult_t sim_init_cancel(ncclComm_t comm);
+/* Stops the rank's operations in flight and waits until they have ended
+ * (NCCL_SHRINK_ABORT); a comm that is not revoked takes new ones again. */
+void sim_comm_stop_ops(ncclComm_t comm, const char *op);
+/* A revoked rank with nothing left in flight: its async error goes from
+ * ncclInProgress to ncclSuccess (ncclCommGetAsyncError polls it). */
+void sim_revoke_poll(ncclComm_t comm);
+/* Waits for rv, a round of the clique's management table (split, shrink,
+ * suspend, resume) that comm holds: 0 once it completed, ETIMEDOUT at its
+ * deadline, ECANCELED as soon as a rank it still waits for cannot come —
+ * destroyed or aborted, its process exited, or stopped by NCCLSIM_FAULT —
+ * which `why` then names. The excl ranks (nexcl) are not waited for. With
+ * poll, looks once: EINPROGRESS when none of these holds yet. */
+int sim_mgmt_wait(ncclComm_t comm, sim_rv *rv, const int *excl, int nexcl, bool poll, char *why, size_t len);
+/* Every area's share of suspend and resume for one rank (comm/clique.c):
+ * bytes of its suspendable state (now: what is allocated at the moment, 0
+ * while suspended), and their release and remaking. */
+size_t sim_clique_suspendable(sim_clique *c, int rank, bool now);
+void sim_clique_rank_suspend(sim_clique *c, int rank);
+ncclResult_t sim_clique_rank_resume(sim_clique *c, int rank);
+/* Non-blocking suspend or resume in progress (comm/suspend.c): settled by
+ * ncclCommGetAsyncError. */
+void sim_suspend_poll(ncclComm_t comm);
+/* Withdraws the rank from such a round (destroy, abort). */
+void sim_suspend_cancel(ncclComm_t comm);
 
 #endif

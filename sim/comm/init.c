@@ -28,6 +28,12 @@ typedef struct {
   int32_t pid;  /* the process that made it */
   int32_t pad;
   uint64_t job; /* sim_shm_job() there: which processes share its state */
+  /* An id of ncclCommGetUniqueId (comm/grow.c): the parent's clique key,
+   * the grow's number among the parent's splits, shrinks and grows (from
+   * 1; 0 for an id of ncclGetUniqueId), and the parent's size. */
+  uint64_t parent_key;
+  uint64_t grow_seq;
+  int32_t parent_nranks;
 } id_layout;
 
 /* Open init rounds, by the unique id's key; a slot is the rank's comm.
@@ -36,37 +42,62 @@ static void table_init(void *t) { sim_rv_table_init(t); }
 static sim_rv_table *init_table(void) { return sim_shared(SIM_SHARED_INIT, sizeof(sim_rv_table), table_init); }
 #define table (*init_table())
 
+static void id_write(ncclUniqueId *id, uint64_t key, uint64_t parent_key, uint64_t grow_seq, int parent_nranks) {
+  id_layout l;
+  memset(&l, 0, sizeof l);
+  memcpy(l.magic, ID_MAGIC, sizeof ID_MAGIC);
+  l.key = key;
+  l.pid = (int32_t)getpid();
+  l.job = sim_shm_job();
+  l.parent_key = parent_key;
+  l.grow_seq = grow_seq;
+  l.parent_nranks = parent_nranks;
+  memset(id, 0, sizeof *id);
+  memcpy(id->internal, &l, sizeof l);
+}
+
 SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   if (!id) {
     SIM_WARN(SIM_INIT, "ncclGetUniqueId: uniqueId is NULL");
     return ncclInvalidArgument;
   }
   static _Atomic uint64_t counter;
-  id_layout l;
-  memset(&l, 0, sizeof l);
-  memcpy(l.magic, ID_MAGIC, sizeof ID_MAGIC);
   uint64_t rnd = 0;
   if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = sim_now_ns();
-  l.key = rnd ^ ((uint64_t)getpid() << 32) ^ atomic_fetch_add(&counter, 1);
-  l.pid = (int32_t)getpid();
-  l.job = sim_shm_job();
-  memset(id, 0, sizeof *id);
-  memcpy(id->internal, &l, sizeof l);
+  id_write(id, rnd ^ ((uint64_t)getpid() << 32) ^ atomic_fetch_add(&counter, 1), 0, 0, 0);
   return ncclSuccess;
 }
 
-static bool id_key(const ncclUniqueId *id, uint64_t *key) {
+uint64_t sim_grow_key(uint64_t parent_key, uint64_t seq) {
+  uint64_t z = parent_key ^ (seq * 0x9e3779b97f4a7c15ull) ^ 0x67726f77ull; /* splitmix64 of both */
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void sim_grow_id_make(ncclUniqueId *id, uint64_t parent_key, uint64_t seq, int parent_nranks) {
+  id_write(id, sim_grow_key(parent_key, seq), parent_key, seq, parent_nranks);
+}
+
+bool sim_id_read(const ncclUniqueId *id, sim_id_info *out) {
   id_layout l;
   memcpy(&l, id->internal, sizeof l);
   if (memcmp(l.magic, ID_MAGIC, sizeof ID_MAGIC) != 0) return false;
-  *key = l.key;
+  *out = (sim_id_info){l.key, l.parent_key, l.grow_seq, l.parent_nranks};
+  return true;
+}
+
+static bool id_key(const ncclUniqueId *id, uint64_t *key) {
+  sim_id_info info;
+  if (!sim_id_read(id, &info)) return false;
+  *key = info.key;
   return true;
 }
 
 /* Whether this process can meet the id's maker: itself, or a process of
  * the same job (util/shm.c). Otherwise a WARN says why: without it both
  * sides would wait out NCCLSIM_TIMEOUT for ranks they can never see. */
-static bool id_reachable(const ncclUniqueId *id, const char *op) {
+bool sim_id_reachable(const ncclUniqueId *id, const char *op) {
   id_layout l;
   memcpy(&l, id->internal, sizeof l);
   int self = (int)getpid();
@@ -123,11 +154,13 @@ static ncclResult_t build(sim_rv *rv, void *arg) {
 }
 
 static const sim_rv_ops init_rv = {"ncclCommInitRank", "unique id", 0, sizeof(ncclComm_t), build, NULL};
+static const sim_rv_ops grow_rv = {"ncclCommGrow", "grow unique id", 0, sizeof(ncclComm_t), build, NULL};
 
 /* Posts comm into the round of key. Never blocks. */
 static ncclResult_t post(ncclComm_t comm, uint64_t key) {
   sim_rv *rv;
-  SIM_CHECK(sim_rv_arrive(&table, &init_rv, key, comm->nranks, comm->nranks, comm->rank, 0, &comm, NULL, &rv));
+  SIM_CHECK(sim_rv_arrive(&table, comm->grow_join ? &grow_rv : &init_rv, key, comm->nranks, comm->nranks,
+                          comm->rank, 0, &comm, NULL, &rv));
   sim_rv_lock(&table); /* pollers read it under the lock */
   comm->init_rv = rv;
   sim_rv_unlock(&table);
@@ -163,6 +196,16 @@ ncclResult_t sim_init_cancel(ncclComm_t comm) {
 static void report_missing(ncclComm_t comm, sim_rv *rv) {
   char missing[256];
   sim_rv_missing(rv, missing, sizeof missing);
+  if (comm->grow_join) {
+    sim_comm_fail(comm, ncclTimeout,
+                  "ncclCommGrow: rank %d of %d waited NCCLSIM_TIMEOUT=%s s for rank(s) [%s] to join the grown "
+                  "communicator %016llx; they never called ncclCommGrow for this grow (existing ranks with their "
+                  "parent communicator, new ranks with the id that ncclCommGetUniqueId made for it; an id serves "
+                  "one grow only)",
+                  comm->rank, sim_rv_nranks(rv), sim_param_text(SIM_P_TIMEOUT), missing,
+                  (unsigned long long)sim_rv_key(rv));
+    return;
+  }
   sim_comm_fail(comm, ncclTimeout,
                 "ncclCommInitRank: rank %d of %d waited NCCLSIM_TIMEOUT=%s s for rank(s) [%s] to join "
                 "communicator %016llx; they never called init with this unique id",
@@ -241,10 +284,20 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
     SIM_WARN(SIM_INIT, "%s: the unique id was not made by ncclGetUniqueId", op);
     return ncclInvalidArgument;
   }
-  if (!id_reachable(id, op)) return ncclInvalidUsage;
+  sim_id_info info;
+  if (sim_id_read(id, &info) && info.grow_seq) {
+    SIM_WARN(SIM_INIT, "%s: the unique id was made by ncclCommGetUniqueId, for ncclCommGrow (ncclsim checks this)",
+             op);
+    return ncclInvalidArgument;
+  }
+  if (!sim_id_reachable(id, op)) return ncclInvalidUsage;
   SIM_CHECK(sim_config_check(config, op));
   ncclComm_t comm = sim_comm_alloc(nranks, rank, sim_current_device(), config);
   if (!comm) return ncclSystemError;
+  return sim_init_join(comm, key, out);
+}
+
+ncclResult_t sim_init_join(ncclComm_t comm, uint64_t key, ncclComm_t *out) {
   /* A blocking init inside a group waits at ncclGroupEnd. Its job is made
    * before posting: once posted, the last rank builds the clique, which a
    * failure afterwards could no longer take this comm back out of. */
@@ -273,17 +326,17 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
 
 /* As in NCCL, an init that fails inside a group also fails the group
  * (ncclInProgress, a non-blocking init under way, is no failure). */
-static ncclResult_t group_check(ncclResult_t res) {
+ncclResult_t sim_init_group_check(ncclResult_t res) {
   return res == ncclInProgress ? res : sim_group_error(res);
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) {
-  return group_check(init_rank(comm, nranks, &id, rank, NULL, "ncclCommInitRank"));
+  return sim_init_group_check(init_rank(comm, nranks, &id, rank, NULL, "ncclCommInitRank"));
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
                                                ncclConfig_t *config) {
-  return group_check(init_rank(comm, nranks, &id, rank, config, "ncclCommInitRankConfig"));
+  return sim_init_group_check(init_rank(comm, nranks, &id, rank, config, "ncclCommInitRankConfig"));
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nId,
@@ -294,7 +347,7 @@ SIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, i
     return sim_group_error(ncclInvalidArgument);
   }
   /* Every rank passes the same ids; the first names the communicator. */
-  return group_check(init_rank(comm, nranks, &ids[0], rank, config, "ncclCommInitRankScalable"));
+  return sim_init_group_check(init_rank(comm, nranks, &ids[0], rank, config, "ncclCommInitRankScalable"));
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {

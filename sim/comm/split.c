@@ -1,15 +1,23 @@
 /*
- * sim/comm/split.c — ncclCommSplit and ncclCommShrink.
+ * sim/comm/split.c — ncclCommSplit and ncclCommShrink, and the wait of
+ * every management round of a clique (split, shrink, suspend, resume).
  *
- * Both are collective over the parent: the participating ranks post
- * (color, key) into a round named by their count of split calls; the last
- * to arrive builds one communicator per color, ranks ordered by (key,
+ * Split and shrink are collective over the parent: the participating ranks
+ * post (color, key) into a round named by their count of split calls; the
+ * last to arrive builds one communicator per color, ranks ordered by (key,
  * parent rank), and everyone picks up its own.
+ *
+ * NCCL 2.30 (init.cc, ncclCommShrink and ncclCommInitChildComm): a shrink
+ * is called by every rank not excluded, never by an excluded one; the
+ * survivors keep their order; NCCL_SHRINK_ABORT first stops the caller's
+ * operations in flight on the parent; a revoked parent may still be split
+ * or shrunk.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm_internal.h"
@@ -18,8 +26,60 @@
  * communicator coming out. */
 typedef struct {
   int color, key; /* color NCCL_SPLIT_NOCOLOR: no communicator */
+  int blocking;   /* the new communicator's mode */
+  uint64_t excl;  /* shrink: a hash of the sorted exclude list, which every rank must share */
   ncclComm_t result;
 } split_slot;
+
+/* ---- the wait of a management round ---- */
+
+/* Whether rank r, expected in a round, can no longer arrive: destroyed or
+ * aborted, its process exited, or stopped by NCCLSIM_FAULT. Names why. */
+static bool rank_gone(sim_clique *c, int r, char *why, size_t len) {
+  sim_mutex_lock(&c->lock); /* a rank's teardown clears its slot under it */
+  ncclComm_t m = c->ranks[r];
+  const char *what = !m ? "was destroyed or aborted"
+                     : atomic_load(&m->gone) ? "is in a process that exited"
+                     : atomic_load(&m->dead) ? "was stopped by NCCLSIM_FAULT"
+                                             : NULL;
+  int pid = m ? m->pid : 0;
+  pthread_mutex_unlock(&c->lock);
+  if (what) snprintf(why, len, "rank %d %s (pid %d)", r, what, pid);
+  return what != NULL;
+}
+
+static bool excluded(int r, const int *excl, int nexcl) {
+  for (int i = 0; i < nexcl; i++)
+    if (excl[i] == r) return true;
+  return false;
+}
+
+/* Under the table's lock: an expected rank missing from rv and gone. */
+static bool any_gone(sim_clique *c, sim_rv *rv, const int *excl, int nexcl, char *why, size_t len) {
+  for (int r = 0; r < c->nranks; r++)
+    if (!sim_rv_present(rv, r) && !excluded(r, excl, nexcl) && rank_gone(c, r, why, len)) return true;
+  return false;
+}
+
+/* How often a waiter looks for gone ranks. */
+#define GONE_CHECK_NS (100ull * 1000 * 1000)
+
+int sim_mgmt_wait(ncclComm_t comm, sim_rv *rv, const int *excl, int nexcl, bool poll, char *why, size_t len) {
+  sim_clique *c = comm->clique;
+  for (;;) {
+    uint64_t deadline = sim_rv_deadline(rv), now = sim_now_ns();
+    if (sim_rv_done(rv)) return 0;
+    sim_rv_lock(&c->splits);
+    bool gone = !sim_rv_done(rv) && any_gone(c, rv, excl, nexcl, why, len);
+    sim_rv_unlock(&c->splits);
+    if (gone) return ECANCELED;
+    if (now >= deadline) return sim_rv_done(rv) ? 0 : ETIMEDOUT;
+    if (poll) return EINPROGRESS;
+    sim_rv_wait(&c->splits, rv, NULL, deadline - now < GONE_CHECK_NS ? deadline : now + GONE_CHECK_NS);
+  }
+}
+
+/* ---- split and shrink ---- */
 
 /* Builds every color's communicator: the round's completion, under the
  * clique's split table lock. Absent ranks (excluded by a shrink) have no
@@ -29,6 +89,15 @@ static ncclResult_t build(sim_rv *rv, void *arg) {
   int n = c->nranks;
 #define SLOT(i) ((split_slot *)sim_rv_slot(rv, (i)))
 #define COLOR(i) (sim_rv_present(rv, (i)) ? SLOT(i)->color : NCCL_SPLIT_NOCOLOR)
+  for (int i = 0, first = -1; i < n; i++) {
+    if (!sim_rv_present(rv, i)) continue;
+    if (first < 0) first = i;
+    else if (SLOT(i)->excl != SLOT(first)->excl) {
+      SIM_WARN(SIM_INIT, "ncclCommShrink: ranks %d and %d of the parent passed different excludeRanksList (ncclsim "
+               "checks this: every rank that calls it must exclude the same ranks)", first, i);
+      return ncclInvalidUsage;
+    }
+  }
   ncclComm_t *members = sim_calloc((size_t)n, sizeof *members);
   int *order = sim_calloc((size_t)n, sizeof *order);
   bool *built = sim_calloc((size_t)n, sizeof *built);
@@ -52,7 +121,7 @@ static ncclResult_t build(sim_rv *rv, void *arg) {
       ncclComm_t parent = c->ranks[order[k]];
       if (!(members[k] = sim_comm_alloc(m, k, parent->device, NULL))) break;
       members[k]->opts = parent->opts;
-      members[k]->blocking = parent->blocking;
+      members[k]->blocking = SLOT(order[k])->blocking;
       atomic_store(&members[k]->driver, atomic_load(&parent->driver)); /* not the completer's thread */
       atomic_store(&members[k]->driver_tid, atomic_load(&parent->driver_tid));
     }
@@ -84,21 +153,27 @@ static ncclResult_t build(sim_rv *rv, void *arg) {
 static const sim_rv_ops split_rv = {"ncclCommSplit", "split round", 0, sizeof(split_slot), build, NULL};
 static const sim_rv_ops shrink_rv = {"ncclCommShrink", "split round", 0, sizeof(split_slot), build, NULL};
 
-/* Posts this rank's (color, key); never blocks. */
-static ncclResult_t split_post(ncclComm_t comm, int color, int key, int expected, sim_rv **out) {
-  split_slot slot = {color, key, NULL};
+/* What a rank passed, kept for its wait. */
+typedef struct {
+  const char *op;
+  int nexcl;
+  int excl[]; /* sorted */
+} split_args;
+
+/* Posts this rank's part; never blocks. */
+static ncclResult_t split_post(ncclComm_t comm, const split_slot *slot, int expected, sim_rv **out) {
   sim_clique *c = comm->clique;
   const sim_rv_ops *ops = expected == c->nranks ? &split_rv : &shrink_rv;
-  SIM_CHECK(sim_rv_arrive(&c->splits, ops, comm->split_count, c->nranks, expected, comm->rank, 0, &slot, c,
-                          out));
+  SIM_CHECK(sim_rv_arrive(&c->splits, ops, comm->split_count, c->nranks, expected, comm->rank, 0, slot, c, out));
   comm->split_count++;
   return ncclSuccess;
 }
 
 /* Waits for the round to complete and takes this rank's communicator. */
-static ncclResult_t split_wait(ncclComm_t comm, sim_rv *rv, ncclComm_t *out, const char *op) {
+static ncclResult_t split_wait(ncclComm_t comm, sim_rv *rv, const split_args *a, ncclComm_t *out) {
   sim_clique *c = comm->clique;
-  int rc = sim_rv_wait(&c->splits, rv, sim_clique_cancel(c), sim_rv_deadline(rv));
+  char why[160] = "";
+  int rc = sim_mgmt_wait(comm, rv, a->excl, a->nexcl, false, why, sizeof why);
   sim_rv_lock(&c->splits);
   ncclResult_t res;
   if (sim_rv_done(rv)) {
@@ -109,9 +184,12 @@ static ncclResult_t split_wait(ncclComm_t comm, sim_rv *rv, ncclComm_t *out, con
     sim_rv_missing(rv, missing, sizeof missing);
     /* The wait returns 0 only once the round is done. */
     res = NEVER(rc == 0) ? ncclInternalError : rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
-    sim_comm_fail(comm, res, "%s: rank %d waited for rank(s) [%s] of the parent to call it too (%s)", op,
-                  comm->rank, missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "communicator aborted");
+    sim_comm_fail(comm, res, "%s: rank %d waited for rank(s) [%s] of the parent to call it too (%s%s)", a->op,
+                  comm->rank, missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "it never will: ", why);
     *out = NULL;
+    /* Withdrawn: the rank's next split or shrink meets the others in this
+     * same round, which may still be waiting for it. */
+    if (comm->split_count == sim_rv_key(rv) + 1) comm->split_count--;
   }
   sim_rv_leave_locked(&c->splits, rv, comm->rank);
   sim_rv_unlock(&c->splits);
@@ -125,14 +203,14 @@ typedef struct {
   ncclComm_t comm;
   sim_rv *round;
   ncclComm_t *out;
-  const char *op;
   bool ran;
+  split_args *args;
 } split_job;
 
 static ncclResult_t split_job_run(sim_group_job *job) {
   split_job *j = (split_job *)job;
   j->ran = true;
-  return split_wait(j->comm, j->round, j->out, j->op);
+  return split_wait(j->comm, j->round, j->args, j->out);
 }
 
 /* A job released without running: its comm was destroyed inside the
@@ -151,62 +229,110 @@ static void split_job_free(sim_group_job *job) {
     sim_rv_unlock(&c->splits);
     if (orphan) ncclCommDestroy(orphan);
   }
+  sim_free(j->args);
   sim_free(j);
 }
 
-static ncclResult_t split(ncclComm_t comm, int color, int key, int expected, ncclComm_t *out, const char *op) {
+/* The new communicator's mode: the parent's without a config (NCCL copies
+ * the parent's config), else the config's, blocking when it leaves it
+ * undefined (NCCL's default). */
+static int child_blocking(ncclComm_t parent, const ncclConfig_t *config) {
+  if (!config) return parent->blocking;
+  return config->blocking == NCCL_CONFIG_UNDEF_INT ? 1 : config->blocking;
+}
+
+static ncclResult_t split(ncclComm_t comm, split_slot *slot, int expected, split_args *a, ncclComm_t *out) {
   split_job *job = NULL;
   *out = NULL;
-  if (sim_group_depth() > 0 && !(job = sim_calloc(1, sizeof *job))) return sim_group_error(ncclSystemError);
+  if (sim_group_depth() > 0 && !(job = sim_calloc(1, sizeof *job))) {
+    sim_free(a);
+    return ncclSystemError;
+  }
   sim_rv *r;
-  ncclResult_t res = split_post(comm, color, key, expected, &r);
+  ncclResult_t res = split_post(comm, slot, expected, &r);
   if (res != ncclSuccess) {
     sim_free(job);
-    return sim_group_error(res);
+    sim_free(a);
+    return res;
   }
-  if (!job) return split_wait(comm, r, out, op);
+  if (!job) {
+    res = split_wait(comm, r, a, out);
+    sim_free(a);
+    return res;
+  }
   *job = (split_job){.job = {.comm = comm, .run = split_job_run, .release = split_job_free},
-                     .comm = comm, .round = r, .out = out, .op = op};
+                     .comm = comm, .round = r, .out = out, .args = a};
   return sim_group_add_job(&job->job);
 }
 
 static ncclResult_t comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                                ncclConfig_t *config) {
-  SIM_CHECK(sim_comm_check(comm, "ncclCommSplit"));
+  SIM_CHECK(sim_comm_check_mgmt(comm, "ncclCommSplit"));
   if (!newcomm) {
     SIM_WARN(SIM_INIT, "ncclCommSplit: newcomm is NULL");
     return ncclInvalidArgument;
   }
+  *newcomm = NULL; /* until the split is complete, as NCCL */
   if (color < NCCL_SPLIT_NOCOLOR) {
     SIM_WARN(SIM_INIT, "ncclCommSplit: color is %d; must be >= 0 or NCCL_SPLIT_NOCOLOR", color);
     return ncclInvalidArgument;
   }
   SIM_CHECK(sim_config_check(config, "ncclCommSplit"));
-  return split(comm, color, key, comm->nranks, newcomm, "ncclCommSplit");
+  split_args *a = sim_calloc(1, sizeof *a);
+  if (!a) return ncclSystemError;
+  a->op = "ncclCommSplit";
+  split_slot slot = {color, key, child_blocking(comm, config), 0, NULL};
+  return split(comm, &slot, comm->nranks, a, newcomm);
 }
+
+static int int_cmp(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
 static ncclResult_t comm_shrink(ncclComm_t comm, int *exclude, int nexclude, ncclComm_t *newcomm,
                                 ncclConfig_t *config, int flags) {
-  SIM_CHECK(sim_comm_check(comm, "ncclCommShrink"));
-  if (!newcomm || nexclude < 0 || (nexclude > 0 && !exclude) || nexclude >= comm->nranks ||
-      (flags != NCCL_SHRINK_DEFAULT && flags != NCCL_SHRINK_ABORT)) {
-    SIM_WARN(SIM_INIT, "ncclCommShrink: invalid arguments (newcomm %p, excludeRanksCount %d, shrinkFlags %d)",
-             (void *)newcomm, nexclude, flags);
+  SIM_CHECK(sim_comm_check_mgmt(comm, "ncclCommShrink"));
+  if (!newcomm) {
+    SIM_WARN(SIM_INIT, "ncclCommShrink: newcomm is NULL");
+    return ncclInvalidArgument;
+  }
+  if (!exclude || nexclude <= 0) { /* NCCL: a non-NULL list of at least one rank */
+    SIM_WARN(SIM_INIT, "ncclCommShrink: excludeRanksList is %p and excludeRanksCount %d; must exclude at least one "
+             "rank", (void *)exclude, nexclude);
+    return ncclInvalidArgument;
+  }
+  if (nexclude >= comm->nranks) {
+    SIM_WARN(SIM_INIT, "ncclCommShrink: excludeRanksCount is %d, but the communicator has %d ranks", nexclude,
+             comm->nranks);
+    return ncclInvalidArgument;
+  }
+  if (flags != NCCL_SHRINK_DEFAULT && flags != NCCL_SHRINK_ABORT) {
+    SIM_WARN(SIM_INIT, "ncclCommShrink: shrinkFlags %d is neither NCCL_SHRINK_DEFAULT nor NCCL_SHRINK_ABORT "
+             "(ncclsim checks this)", flags);
     return ncclInvalidArgument;
   }
   SIM_CHECK(sim_config_check(config, "ncclCommShrink"));
+  split_args *a = sim_malloc(sizeof *a + (size_t)nexclude * sizeof(int));
+  if (!a) return ncclSystemError;
+  a->op = "ncclCommShrink";
+  a->nexcl = nexclude;
+  memcpy(a->excl, exclude, (size_t)nexclude * sizeof(int)); /* NCCL sorts the caller's list; ncclsim leaves it */
+  qsort(a->excl, (size_t)nexclude, sizeof(int), int_cmp);
+  uint64_t h = 1469598103934665603ull;
   for (int i = 0; i < nexclude; i++) {
-    if (exclude[i] < 0 || exclude[i] >= comm->nranks) {
-      SIM_WARN(SIM_INIT, "ncclCommShrink: excludeRanksList[%d] is %d, not a rank", i, exclude[i]);
+    const char *why = a->excl[i] < 0 || a->excl[i] >= comm->nranks ? "not a rank (ncclsim checks this)"
+                      : i > 0 && a->excl[i] == a->excl[i - 1]   ? "listed twice (ncclsim checks this)"
+                      : a->excl[i] == comm->rank ? "the caller: excluded ranks must not call ncclCommShrink"
+                                                 : NULL;
+    if (why) {
+      SIM_WARN(SIM_INIT, "ncclCommShrink: excludeRanksList holds %d, %s", a->excl[i], why);
+      sim_free(a);
       return ncclInvalidArgument;
     }
-    if (exclude[i] == comm->rank) {
-      SIM_WARN(SIM_INIT, "ncclCommShrink: rank %d excludes itself; excluded ranks must not call it", comm->rank);
-      return ncclInvalidUsage;
-    }
+    h = (h ^ (uint64_t)(unsigned)a->excl[i]) * 1099511628211ull;
   }
+  if (flags & NCCL_SHRINK_ABORT) sim_comm_stop_ops(comm, "ncclCommShrink(NCCL_SHRINK_ABORT)");
   /* Survivors keep their order: key = parent rank. */
-  return split(comm, 0, comm->rank, comm->nranks - nexclude, newcomm, "ncclCommShrink");
+  split_slot slot = {0, comm->rank, child_blocking(comm, config), h, NULL};
+  return split(comm, &slot, comm->nranks - nexclude, a, newcomm);
 }
 
 /* As in NCCL, a split that fails inside a group also fails the group. */
@@ -217,5 +343,6 @@ SIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclC
 
 SIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclComm_t *newcomm,
                                        ncclConfig_t *config, int flags) {
+  if (newcomm) *newcomm = NULL;
   return sim_group_error(comm_shrink(comm, exclude, nexclude, newcomm, config, flags));
 }

@@ -104,11 +104,11 @@ static bool is_connected(const need *nd) {
   return atomic_load_explicit(flag_of(nd->c, nd->key), memory_order_acquire);
 }
 
-/* Connected, or the communicator was aborted or revoked (that ends every
- * wait of the clique). */
+/* Connected, or the rank's operations were cancelled (its own revoke, or
+ * an abort of the clique). */
 static bool ready(void *arg) {
   need *nd = arg;
-  return is_connected(nd) || atomic_load(sim_clique_cancel(nd->c));
+  return is_connected(nd) || atomic_load(sim_comm_cancel(nd->task->comm));
 }
 
 /* The round's completion: the connection is made. */

@@ -84,7 +84,12 @@ bool sim_group_holds(ncclComm_t comm) {
   return false;
 }
 
-void sim_group_forget(ncclComm_t comm) {
+static void forget(ncclComm_t comm, bool jobs);
+
+void sim_group_forget(ncclComm_t comm) { forget(comm, true); }
+void sim_group_forget_tasks(ncclComm_t comm) { forget(comm, false); }
+
+static void forget(ncclComm_t comm, bool jobs) {
   sim_task **tp = &tasks_head;
   tasks_tail = NULL;
   while (*tp) {
@@ -97,6 +102,7 @@ void sim_group_forget(ncclComm_t comm) {
       tp = &t->next;
     }
   }
+  if (!jobs) return;
   sim_group_job **jp = &jobs_head;
   jobs_tail = NULL;
   while (*jp) {

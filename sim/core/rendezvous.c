@@ -28,7 +28,7 @@ struct sim_rv {
   uint64_t deadline;
   int nranks;   /* slots */
   int expected; /* arrivals that complete the round */
-  int arrived;
+  _Atomic int arrived; /* changes under the lock; a timeout dump reads it without (sim_rv_arrived) */
   int holders; /* arrivals that have not left yet (detached ones never hold) */
   bool listed; /* in t->open */
   _Atomic int done;
@@ -49,7 +49,7 @@ ncclResult_t sim_rv_result(const sim_rv *rv) { return rv->result; }
 uint64_t sim_rv_key(const sim_rv *rv) { return rv->key; }
 uint64_t sim_rv_deadline(const sim_rv *rv) { return rv->deadline; }
 int sim_rv_nranks(const sim_rv *rv) { return rv->nranks; }
-int sim_rv_arrived(const sim_rv *rv) { return rv->arrived; }
+int sim_rv_arrived(const sim_rv *rv) { return atomic_load_explicit(&rv->arrived, memory_order_relaxed); }
 
 void sim_rv_table_init(sim_rv_table *t) {
   sim_mutex_init(&t->lock);
@@ -141,9 +141,9 @@ ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key,
   bool holds = !(flags & SIM_RV_DETACHED);
   rank_state(rv)[rank] = (unsigned char)(RANK_PRESENT | (holds ? RANK_HOLDS : 0));
   if (ops->slot_size) memcpy(sim_rv_slot(rv, rank), slot, ops->slot_size);
-  rv->arrived++;
+  atomic_fetch_add_explicit(&rv->arrived, 1, memory_order_relaxed);
   rv->holders += holds;
-  if (rv->arrived == rv->expected) {
+  if (atomic_load_explicit(&rv->arrived, memory_order_relaxed) == rv->expected) {
     unlist(t, rv);
     rv->result = ops->complete(rv, arg);
     atomic_store_explicit(&rv->done, 1, memory_order_release);
@@ -173,14 +173,14 @@ ncclResult_t sim_rv_leave_locked(sim_rv_table *t, sim_rv *rv, int rank) {
   if (sim_rv_done(rv)) {
     res = rv->result;
   } else if (*st & RANK_PRESENT) {
-    rv->arrived--;
+    atomic_fetch_sub_explicit(&rv->arrived, 1, memory_order_relaxed);
   }
   if (!sim_rv_done(rv)) *st &= (unsigned char)~RANK_PRESENT;
   if (*st & RANK_HOLDS) {
     *st &= (unsigned char)~RANK_HOLDS;
     rv->holders--;
   }
-  if (rv->holders == 0 && (sim_rv_done(rv) || rv->arrived == 0)) {
+  if (rv->holders == 0 && (sim_rv_done(rv) || atomic_load_explicit(&rv->arrived, memory_order_relaxed) == 0)) {
     unlist(t, rv);
     rv_free(rv);
   }

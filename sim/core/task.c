@@ -49,7 +49,8 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
                     t->ops->name, t->comm->rank, (unsigned long long)t->comm->fault_at);
       continue;
     }
-    if (atomic_load(&t->comm->clique->aborted)) {
+    if (atomic_load(sim_comm_cancel(t->comm))) {
+      /* Its rank revoked the communicator, or the clique was aborted. */
       t->result = ncclRemoteError;
       int rank, pid = sim_clique_exited(t->comm->clique, &rank);
       if (pid)

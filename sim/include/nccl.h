@@ -83,6 +83,7 @@ typedef enum {
 #define NCCL_SHRINK_DEFAULT 0x00
 #define NCCL_SHRINK_ABORT 0x01
 #define NCCL_REVOKE_DEFAULT 0x00
+#define NCCL_SUSPEND_MEM 0x01 /* ncclCommSuspend: release the communicator's dynamic memory */
 
 /* Communicator configuration (2.30 layout). Initialise with
  * NCCL_CONFIG_INITIALIZER; a config whose magic is wrong is rejected with

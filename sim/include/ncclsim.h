@@ -62,6 +62,14 @@ uint64_t ncclsimAllocFailAfter(uint64_t n);
  * ncclMemAlloc) and their total size in bytes. */
 void ncclsimMemStats(size_t *count, size_t *bytes);
 
+/* The simulator's memory that rank `comm` holds at this moment, in bytes:
+ * what ncclCommMemStats calls ncclStatGpuMemTotal, less what
+ * ncclCommSuspend(NCCL_SUSPEND_MEM) released while the communicator is
+ * suspended. ncclInvalidArgument (and a WARN) for a comm that is not live
+ * or a NULL bytes. No NCCL counterpart: on a GPU, cudaMemGetInfo shows
+ * what a suspend gave back. */
+ncclResult_t ncclsimCommMemInUse(ncclComm_t comm, uint64_t *bytes);
+
 /* Ranks as processes (docs/ncclsim.md, "Ranks as processes"). Makes
  * ncclsim keep its state and simulated device memory in memory shared with
  * the processes this one forks from now on, so that ranks in those

@@ -91,7 +91,52 @@ static void p2p_clique_fini(sim_clique *c) {
   c->area[SIM_AREA_P2P] = NULL;
 }
 
-const sim_area sim_area_p2p = {.name = "p2p", .clique_init = p2p_clique_init, .clique_fini = p2p_clique_fini};
+/* Suspend (ncclCommSuspend with NCCL_SUSPEND_MEM): a rank's mailbox, its
+ * per-sender queues, is what ncclsim has of NCCL's per-peer buffers. With
+ * nothing in flight on any rank the queues are empty; they are freed, and
+ * made again (empty) at resume. */
+static size_t p2p_rank_suspendable(sim_clique *c, int rank, bool now) {
+  p2p_state *st = c->area[SIM_AREA_P2P];
+  mailbox *m = &st->mb[rank];
+  sim_mutex_lock(&m->lock);
+  bool held = m->sends != NULL;
+  pthread_mutex_unlock(&m->lock);
+  return now && !held ? 0 : 2 * (size_t)st->nranks * sizeof(queue);
+}
+
+static void p2p_rank_suspend(sim_clique *c, int rank) {
+  p2p_state *st = c->area[SIM_AREA_P2P];
+  mailbox *m = &st->mb[rank];
+  sim_mutex_lock(&m->lock);
+  sim_free(m->sends);
+  sim_free(m->recvs);
+  m->sends = m->recvs = NULL;
+  pthread_mutex_unlock(&m->lock);
+}
+
+static ncclResult_t p2p_rank_resume(sim_clique *c, int rank) {
+  p2p_state *st = c->area[SIM_AREA_P2P];
+  queue *sends = sim_calloc((size_t)st->nranks, sizeof *sends);
+  queue *recvs = sim_calloc((size_t)st->nranks, sizeof *recvs);
+  if (!sends || !recvs) {
+    sim_free(sends);
+    sim_free(recvs);
+    return ncclSystemError;
+  }
+  mailbox *m = &st->mb[rank];
+  sim_mutex_lock(&m->lock);
+  m->sends = sends;
+  m->recvs = recvs;
+  pthread_mutex_unlock(&m->lock);
+  return ncclSuccess;
+}
+
+const sim_area sim_area_p2p = {.name = "p2p",
+                               .clique_init = p2p_clique_init,
+                               .clique_fini = p2p_clique_fini,
+                               .rank_suspendable = p2p_rank_suspendable,
+                               .rank_suspend = p2p_rank_suspend,
+                               .rank_resume = p2p_rank_resume};
 
 static void push(queue *q, p2p_task *t) {
   t->qnext = NULL;
@@ -178,7 +223,7 @@ static bool p2p_done(void *arg) {
 static ncclResult_t p2p_wait(sim_task *base, uint64_t deadline) {
   p2p_task *t = (p2p_task *)base;
   sim_clique *c = base->comm->clique;
-  int rc = sim_waitq_wait(sim_rank_wq(c, base->comm->rank), p2p_done, t, sim_clique_cancel(c), deadline);
+  int rc = sim_waitq_wait(sim_rank_wq(c, base->comm->rank), p2p_done, t, sim_comm_cancel(base->comm), deadline);
   if (rc == 0) return t->result;
   /* Withdraw, unless the peer took us already: then its copy is finishing. */
   p2p_state *st = c->area[SIM_AREA_P2P];

@@ -131,7 +131,7 @@ static bool arrived(void *arg) {
 static ncclResult_t wait_wait(sim_task *base, uint64_t deadline) {
   wait_task *t = (wait_task *)base;
   ncclComm_t comm = base->comm;
-  int rc = sim_waitq_wait(&rma_of(comm)->rank[comm->rank].wq, arrived, t, sim_clique_cancel(comm->clique), deadline);
+  int rc = sim_waitq_wait(&rma_of(comm)->rank[comm->rank].wq, arrived, t, sim_comm_cancel(comm), deadline);
   if (rc == 0) return ncclSuccess;
   /* The tickets stay taken: the communicator has failed by now, and a later
    * wait must not take a signal that this one was owed. */

@@ -189,7 +189,7 @@ static void rewind_to(rma_state *st, int rank, uint64_t seq) {
 /* A blocking rank's wait for its round, which it holds. */
 static ncclResult_t await(ncclComm_t comm, sim_rv *rv, ncclWindow_t *win) {
   rma_state *st = rma_of(comm);
-  int rc = sim_rv_wait(&st->rounds, rv, sim_clique_cancel(comm->clique), sim_rv_deadline(rv));
+  int rc = sim_rv_wait(&st->rounds, rv, sim_comm_cancel(comm), sim_rv_deadline(rv));
   ncclResult_t res;
   sim_rv_lock(&st->rounds);
   if (sim_rv_done(rv)) {
@@ -205,7 +205,7 @@ static ncclResult_t await(ncclComm_t comm, sim_rv *rv, ncclWindow_t *win) {
     rewind_to(st, comm->rank, seq);
     res = rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
     SIM_WARN(SIM_RMA, "ncclCommWindowRegister: rank %d waited for rank(s) [%s] to register the window too (%s)",
-             comm->rank, missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "communicator aborted");
+             comm->rank, missing, res == ncclTimeout ? "NCCLSIM_TIMEOUT expired" : "the communicator was revoked or aborted");
     *win = NULL;
   }
   sim_rv_unlock(&st->rounds);
