@@ -103,15 +103,17 @@ static void nb_pair(ncclComm_t comms[2]) {
 
 /* One thread grows two ranks to four inside a group: the coordinator
  * passes the id, the other existing rank NULL, the new ranks the id and
- * their ranks. Existing ranks keep theirs; the parent stays usable; one id
- * per grow; a consumed id serves no second grow. */
+ * their ranks. Existing ranks keep theirs; the parent stays usable; an id
+ * asked for twice is the same; a consumed id serves no second grow. */
 static void test_grow_in_group(void **state) {
   ncclComm_t old[2], grown[4];
   init_all(old, 2);
   ncclUniqueId id, id2;
   assert_int_equal(ncclCommGetUniqueId(old[0], &id), ncclSuccess);
-  assert_int_equal(ncclCommGetUniqueId(old[1], &id2), ncclInvalidUsage);
-  assert_true(has(last_warning(), "rank 0 already made the id of this communicator's next grow"));
+  /* Asked again before the grow: as NCCL 2.30.7 (measured on a GPU), it
+   * succeeds; the id is the same one. */
+  assert_int_equal(ncclCommGetUniqueId(old[1], &id2), ncclSuccess);
+  assert_memory_equal(&id, &id2, sizeof id);
   assert_int_equal(ncclGroupStart(), ncclSuccess);
   cudaSetDevice(0);
   assert_int_equal(ncclCommGrow(old[0], 4, &id, -1, &grown[0], NULL), ncclSuccess);
