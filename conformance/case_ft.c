@@ -19,11 +19,11 @@
 #include <stdio.h>
 #include <time.h>
 
-#ifdef NCCLSIM
+#include "case.h"
+
+#ifdef NCCLSIM /* from ncclsim's nccl.h, which case.h includes */
 #include <ncclsim.h>
 #endif
-
-#include "case.h"
 
 enum { FT_COUNT = 1024 }; /* floats per allreduce */
 
@@ -221,6 +221,10 @@ static void ft_scenario(case_ctx_t *ctx, bool grow)
 #endif
     if (!ft_revoke(ctx, comm))
       goto out;
+    /* The revoked allreduce's stream: ncclsim reports its failure once
+     * (cudaErrorLaunchFailure), a GPU nothing; either way it is drained. */
+    cudaError_t ce = cudaStreamSynchronize(e.stream);
+    ctx_note(ctx, "after revoke the stream synchronizes with %s", cudaGetErrorName(ce));
     int ex[1] = { victim };
     st = n4c_comm_shrink(comm, ex, 1, NULL, N4C_SHRINK_ABORT, &small);
     if (st == N4C_ENOTSUP) {
@@ -242,9 +246,13 @@ static void ft_scenario(case_ctx_t *ctx, bool grow)
                             "allreduce of the survivors"))
       goto out;
   }
-  /* The victim's communicator is gone with it. */
-  if (dead)
+  /* The victim's communicator is gone with it; what it comes back with
+   * starts clean (its stream drained: ncclsim reports the stopped
+   * allreduce there once). */
+  if (dead) {
     n4c_comm_abort(comm);
+    (void)cudaStreamSynchronize(e.stream);
+  }
   if (!ctx_barrier(ctx) || !grow)
     goto out;
 
