@@ -142,7 +142,7 @@ typedef struct ncclSimInfo_v22200 {
 typedef enum {
   ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4,
   ncclNumOps = 5,
-  ncclMaxRedOp = 0x7fffffff >> (32 - 8 * sizeof(int) + 1)
+  ncclMaxRedOp = 0x7fffffff >> (32 - 8 * sizeof(int)) /* NCCL's: the largest int */
 } ncclRedOp_t;
 
 typedef enum {
