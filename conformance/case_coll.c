@@ -92,7 +92,9 @@ void case_COLL_09(case_ctx_t *ctx) {
   CASE_STATUS(ctx, n4c_comm_allreduce(comm, &a, &other, ncclSum, 0), N4C_EINVAL);
   CASE_STATUS(ctx, n4c_comm_allgather(comm, &a, &big, 0), N4C_EINVAL);
   CASE_STATUS(ctx, n4c_comm_reduce_scatter(comm, &big, &a, ncclSum, 0), N4C_EINVAL);
-  CASE_STATUS(ctx, n4c_comm_alltoall(comm, &big, &big, 0), N4C_EINVAL);
+  CASE_STATUS(ctx, n4c_comm_alltoall(comm, &a, &b, 0), N4C_EINVAL);
+  if (n > 1) /* 8n + 1 is a multiple of nranks at 1 rank */
+    CASE_STATUS(ctx, n4c_comm_alltoall(comm, &big, &big, 0), N4C_EINVAL);
   CASE_STATUS(ctx, n4c_comm_broadcast(comm, &a, &a, n, 0), N4C_EINVAL);
   CASE_STATUS(ctx, n4c_comm_reduce(comm, &a, &a, ncclSum, -1, 0), N4C_EINVAL);
   CASE_STATUS(ctx, n4c_comm_gather(comm, &a, &big, n, 0), N4C_EINVAL);

@@ -114,6 +114,8 @@ void case_SIG_01(case_ctx_t *ctx)
 void case_SIG_02(case_ctx_t *ctx)
 {
   struct sig_env e;
+  if (ctx->nranks < 2)
+    CASE_SKIP(ctx, "needs 2 ranks (rank 0 signals rank 1), there is 1");
   if (!sig_setup(ctx, &e, WIN))
     return;
   if (ctx->rank == 0)
@@ -377,16 +379,19 @@ void case_SIG_13(case_ctx_t *ctx)
   if (!sig_setup(ctx, &e, WIN))
     return;
   ncclWindow_t h = n4c_window_handle(e.win);
-  CASE_OK(ctx, n4c_resource_close(N4C_RESOURCE(e.win)));
-  n4c_buffer_t b = n4c_buffer(e.mem, 16, ncclUint8, ctx->device);
-  CASE_STATUS(ctx, n4c_comm_put_signal(e.comm, &b, e.next, e.win, 0, 0, 0, 0, e.stream), N4C_EINVAL);
   void *other = rma_mem(ctx, 4096);
   n4c_window_t *w2;
   CASE_CHECK(ctx, other, "no memory");
-  /* A source that is still in a symmetric window, so the target is what fails. */
+  /* A source that is still in a symmetric window, so the target is what
+   * fails. Registered before the target is closed: NCCL 2.30.7 hands a window
+   * registered after a deregistration the freed handle's value, and the
+   * stale handle would then name it (the put succeeds). */
   n4c_buffer_t ob = n4c_buffer(other, 4096, ncclUint8, ctx->device);
   CASE_OK(ctx, n4c_comm_register_window(e.comm, &ob, N4C_WIN_COLL_SYMMETRIC, &w2));
   rma_defer_res(ctx, w2);
+  CASE_OK(ctx, n4c_resource_close(N4C_RESOURCE(e.win)));
+  n4c_buffer_t b = n4c_buffer(e.mem, 16, ncclUint8, ctx->device);
+  CASE_STATUS(ctx, n4c_comm_put_signal(e.comm, &b, e.next, e.win, 0, 0, 0, 0, e.stream), N4C_EINVAL);
   ncclResult_t r = ncclPutSignal(other, 16, ncclUint8, e.next, h, 0, 0, 0, 0,
                                  n4c_comm_handle(e.comm), e.stream);
   CASE_CHECK(ctx, r == ncclInternalError, "ncclPutSignal naming a deregistered window: %s (%d), "

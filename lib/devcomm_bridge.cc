@@ -1,9 +1,11 @@
 /*
- * devcomm_bridge.cc — the device-communicator bridge (devcomm_bridge.h).
+ * devcomm_bridge.cc — the device-API bridge (devcomm_bridge.h): device
+ * communicators, communicator properties and window device pointers.
  * Real NCCL's <nccl_device.h> is C++, so the bridge is C++ on every
  * backend: one mapping of the requirements, for real NCCL and ncclsim
  * alike. Built when configure's probe found a <nccl_device.h> that C++ can
- * include (HAVE_NCCL_DEVCOMM).
+ * include (HAVE_NCCL_DEVCOMM). The other functions are compiled where
+ * configure found them (HAVE_BRIDGE_<NAME>).
  *
  * Requirements layouts differ between NCCL releases (2.28.3 lacks fields
  * that 2.28.9 has, 2.30 adds size/magic/version and more), so every field
@@ -110,3 +112,54 @@ extern "C" ncclResult_t n4c_dc_destroy(ncclComm_t comm, void *dc) {
 }
 
 extern "C" void n4c_dc_free(void *dc) { n4c_free(dc); }
+
+/* ---- communicator properties and window device pointers (2.29+) ---- */
+
+#if HAVE_BRIDGE_NCCLCOMMQUERYPROPERTIES
+/* nccl4c's enums are NCCL's values, converted by a cast (the GIN types came
+ * with ncclCommQueryProperties, in 2.29). */
+static_assert(static_cast<int>(NCCL_GIN_TYPE_NONE) == N4C_GIN_NONE &&
+                  static_cast<int>(NCCL_GIN_TYPE_PROXY) == N4C_GIN_PROXY &&
+                  static_cast<int>(NCCL_GIN_TYPE_GDAKI) == N4C_GIN_GDAKI &&
+                  static_cast<int>(NCCL_GIN_TYPE_GPI) == N4C_GIN_GPI,
+              "n4c_gin_type_t differs from ncclGinType_t");
+static_assert(static_cast<int>(NCCL_GIN_CONNECTION_NONE) == N4C_GIN_CONNECTION_NONE &&
+                  static_cast<int>(NCCL_GIN_CONNECTION_FULL) == N4C_GIN_CONNECTION_FULL &&
+                  static_cast<int>(NCCL_GIN_CONNECTION_RAIL) == N4C_GIN_CONNECTION_RAIL,
+              "n4c_gin_connection_type_t differs from ncclGinConnectionType_t");
+
+extern "C" ncclResult_t n4c_br_comm_properties(ncclComm_t comm, n4c_comm_properties_t *out) {
+  ncclCommProperties_t p = NCCL_COMM_PROPERTIES_INITIALIZER;
+  ncclResult_t res = ncclCommQueryProperties(comm, &p);
+  if (res != ncclSuccess) return res;
+  out->rank = p.rank;
+  out->nranks = p.nRanks;
+  out->cuda_dev = p.cudaDev;
+  out->nvml_dev = p.nvmlDev;
+  out->device_api_support = p.deviceApiSupport;
+  out->multimem_support = p.multimemSupport;
+  out->gin_type = static_cast<n4c_gin_type_t>(p.ginType);
+  out->n_lsa_teams = p.nLsaTeams;
+  out->host_rma_support = p.hostRmaSupport;
+  out->railed_gin_type = static_cast<n4c_gin_type_t>(p.railedGinType);
+  return ncclSuccess;
+}
+#endif
+
+#if HAVE_BRIDGE_NCCLGETLSADEVICEPOINTER
+extern "C" ncclResult_t n4c_br_lsa_device_pointer(ncclWindow_t win, size_t offset, int lsa_rank, void **out) {
+  return ncclGetLsaDevicePointer(win, offset, lsa_rank, out);
+}
+#endif
+
+#if HAVE_BRIDGE_NCCLGETPEERDEVICEPOINTER
+extern "C" ncclResult_t n4c_br_peer_device_pointer(ncclWindow_t win, size_t offset, int peer, void **out) {
+  return ncclGetPeerDevicePointer(win, offset, peer, out);
+}
+#endif
+
+#if HAVE_BRIDGE_NCCLGETLSAMULTIMEMDEVICEPOINTER
+extern "C" ncclResult_t n4c_br_lsa_multimem_device_pointer(ncclWindow_t win, size_t offset, void **out) {
+  return ncclGetLsaMultimemDevicePointer(win, offset, out);
+}
+#endif

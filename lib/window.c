@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "n4c_internal.h"
+#include "devcomm_bridge.h" /* the device pointers: NCCL declares them in C++ <nccl_device.h> */
 
 struct n4c_window_s {
   n4c_resource_t base; /* first: see n4c_internal.h */
@@ -102,8 +103,9 @@ n4c_status_t n4c_window_lsa_ptr(const n4c_window_t *win, int lsa_rank, size_t of
   static const char op[] = "n4c_window_lsa_ptr";
   N4C_CHECK(getter_check(op, win, out));
   if (lsa_rank < 0) return n4c_error(N4C_EINVAL, "%s: lsa_rank is %d, must be >= 0", op, lsa_rank);
-#if HAVE_DECL_NCCLGETLSADEVICEPOINTER
-  N4C_NCCLCHECK(op, ncclGetLsaDevicePointer, (win->win, offset, lsa_rank, out));
+#if HAVE_BRIDGE_NCCLGETLSADEVICEPOINTER
+  ncclResult_t r = n4c_br_lsa_device_pointer(win->win, offset, lsa_rank, out);
+  if (r != ncclSuccess) return n4c_nccl_error(op, "ncclGetLsaDevicePointer", r);
   return N4C_OK;
 #else
   return n4c_enotsup(op, "ncclGetLsaDevicePointer");
@@ -114,8 +116,9 @@ n4c_status_t n4c_window_peer_ptr(const n4c_window_t *win, int peer, size_t offse
   static const char op[] = "n4c_window_peer_ptr";
   N4C_CHECK(getter_check(op, win, out));
   if (peer < 0) return n4c_error(N4C_EINVAL, "%s: peer is %d, must be >= 0", op, peer);
-#if HAVE_DECL_NCCLGETPEERDEVICEPOINTER
-  N4C_NCCLCHECK(op, ncclGetPeerDevicePointer, (win->win, offset, peer, out));
+#if HAVE_BRIDGE_NCCLGETPEERDEVICEPOINTER
+  ncclResult_t r = n4c_br_peer_device_pointer(win->win, offset, peer, out);
+  if (r != ncclSuccess) return n4c_nccl_error(op, "ncclGetPeerDevicePointer", r);
   return N4C_OK;
 #else
   return n4c_enotsup(op, "ncclGetPeerDevicePointer");
@@ -125,8 +128,9 @@ n4c_status_t n4c_window_peer_ptr(const n4c_window_t *win, int peer, size_t offse
 n4c_status_t n4c_window_lsa_multimem_ptr(const n4c_window_t *win, size_t offset, void **out) {
   static const char op[] = "n4c_window_lsa_multimem_ptr";
   N4C_CHECK(getter_check(op, win, out));
-#if HAVE_DECL_NCCLGETLSAMULTIMEMDEVICEPOINTER
-  N4C_NCCLCHECK(op, ncclGetLsaMultimemDevicePointer, (win->win, offset, out));
+#if HAVE_BRIDGE_NCCLGETLSAMULTIMEMDEVICEPOINTER
+  ncclResult_t r = n4c_br_lsa_multimem_device_pointer(win->win, offset, out);
+  if (r != ncclSuccess) return n4c_nccl_error(op, "ncclGetLsaMultimemDevicePointer", r);
   return N4C_OK;
 #else
   return n4c_enotsup(op, "ncclGetLsaMultimemDevicePointer");

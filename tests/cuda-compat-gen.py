@@ -18,16 +18,28 @@ script writes (--probe) and the test compiles against ncclsim's headers.
 
   cuda-compat-gen.py --ast AST.json --probe   > probe.cc
   cuda-compat-gen.py --ast AST.json --checks  > checks.inc
+
+Two sets of headers, each compared with the real header that declares
+the same things: "host" (the default) is nccl.h, cuda_runtime.h and
+cuda_fp8.h; "device" (--set device, the AST made from <nccl_device.h>)
+is what ncclsim's nccl_device/core.h declares, which NCCL 2.30.7 declares
+in its nccl_device/core.h (ncclsim's nccl_device.h itself holds ncclsim's
+own device communicator, with no counterpart to compare).
 """
 import argparse
 import json
+import os
 import re
 import sys
 
-SIM_INCLUDE = "/sim/include/"
-# The headers checked: what a host program includes (nccl.h brings
+# Per set: the headers included, and the files whose declarations are
+# checked. "host" is what a host program includes (nccl.h brings
 # cuda_runtime.h, cuda_fp16.h and cuda_bf16.h, as NCCL's does).
-HEADERS = "#include <nccl.h>\n#include <cuda_runtime.h>\n#include <cuda_fp8.h>\n"
+SETS = {
+    "host": ("#include <nccl.h>\n#include <cuda_runtime.h>\n#include <cuda_fp8.h>\n", "/sim/include/"),
+    "device": ("#include <nccl_device.h>\n", "/sim/include/nccl_device/"),
+}
+HEADERS, SIM_INCLUDE = SETS["host"]
 # ncclsim's own names (ncclsim.h, helpers of the fp headers) have no
 # counterpart in CUDA or NCCL.
 OWN = re.compile(r"^(ncclsim|NCCLSIM|pncclsim)")
@@ -84,7 +96,8 @@ def collect(ast):
     state = {"file": ""}
     funcs, records, typedefs, enums = [], {}, [], []
     for n, here in top_level(ast.get("inner", []), state):
-        if SIM_INCLUDE not in here or n.get("isImplicit"):
+        # normpath: nccl_device/core.h includes "../nccl.h".
+        if SIM_INCLUDE not in os.path.normpath(here) or n.get("isImplicit"):
             continue
         kind, name = n.get("kind"), n.get("name", "")
         if kind == "FunctionDecl" and name and not OWN.match(name):
@@ -123,7 +136,10 @@ def main():
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--probe", action="store_true")
     mode.add_argument("--checks", action="store_true")
+    ap.add_argument("--set", choices=sorted(SETS), default="host")
     a = ap.parse_args()
+    global HEADERS, SIM_INCLUDE
+    HEADERS, SIM_INCLUDE = SETS[a.set]
     with open(a.ast) as f:
         funcs, recs, enums = collect(json.load(f))
     if a.probe:

@@ -126,6 +126,17 @@ tests_nccl_block_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
 tests_nccl_block_CXXFLAGS = $(AM_CXXFLAGS) -w
 tests_nccl_block_LDADD = sim/libncclsim.la -lpthread
 EXTRA_DIST += tests/nccl-blocking.sh
+# The one-rank reproducer of issue 18's GPU run (fp8 PreMulSum, stale window
+# handles): kept compiling against ncclsim, not run (what it shows is real
+# NCCL's behaviour).
+if BACKEND_SIM
+if HAVE_CXX
+check_PROGRAMS += tests/nccl_onerank
+endif
+endif
+tests_nccl_onerank_SOURCES = tests/nccl_2_30_7/onerank.cc
+tests_nccl_onerank_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
+tests_nccl_onerank_LDADD = sim/libncclsim.la
 
 # Ranks as processes write a timeline each; ncclsim-trace-merge joins them.
 if BACKEND_SIM

@@ -20,6 +20,7 @@
 
 #include "sim.h"
 #include "sim_ranks.h"
+#include <nccl_device.h> /* ncclCommQueryProperties */
 
 enum { MAXR = 8 };
 

@@ -72,14 +72,16 @@ static void test_props_bad_args(void **state) {
   assert_int_equal(ncclCommQueryProperties(comm, NULL), ncclInvalidArgument);
   assert_warned("props is NULL");
   p.magic = 0x1234;
+  p.rank = -7; /* the initializer leaves 0, which rank 0 could write */
   assert_int_equal(ncclCommQueryProperties(comm, &p), ncclInvalidArgument);
   assert_warned("NCCL_COMM_PROPERTIES_INITIALIZER");
-  assert_int_equal(p.rank, NCCL_CONFIG_UNDEF_INT);
+  assert_int_equal(p.rank, -7);
   ncclCommProperties_t old = NCCL_COMM_PROPERTIES_INITIALIZER;
   old.size = offsetof(ncclCommProperties_t, railedGinType); /* 2.29: no railedGinType */
+  old.rank = -7;
   assert_int_equal(ncclCommQueryProperties(comm, &old), ncclInvalidArgument);
   assert_warned("size");
-  assert_int_equal(old.rank, NCCL_CONFIG_UNDEF_INT);
+  assert_int_equal(old.rank, -7);
   /* A finalized communicator is no longer usable. */
   assert_int_equal(ncclCommFinalize(comm), ncclSuccess);
   ncclCommProperties_t q = NCCL_COMM_PROPERTIES_INITIALIZER;

@@ -29,6 +29,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <ncclsim.h>
+#include <nccl_device.h> /* ncclGetLsaDevicePointer */
 
 static char *self_exe;
 

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "sim.h"
+#include <nccl_device.h> /* ncclGinType_t */
 #include <cuda_runtime_api.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

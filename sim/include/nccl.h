@@ -7,9 +7,13 @@
  * <cuda_runtime_api.h> and use only the host API build unchanged against
  * `pkg-config --cflags --libs ncclsim`.
  *
- * Signatures, enum values and struct layouts follow NCCL 2.30.7. Where
- * ncclsim checks more than NCCL (bounds, mismatched calls, timeouts), the
- * extra check is documented in README.md ("ncclsim: stricter than NCCL").
+ * Signatures, enum values and struct layouts follow NCCL 2.30.7, and so
+ * does the split between headers: what NCCL declares in <nccl_device.h>
+ * (ncclCommQueryProperties, the window pointer getters, device
+ * communicators, GIN types) is in ncclsim's <nccl_device.h> and
+ * <nccl_device/core.h>, not here. Where ncclsim checks more than NCCL
+ * (bounds, mismatched calls, timeouts), the extra check is documented in
+ * README.md ("ncclsim: stricter than NCCL").
  * Knobs: see <ncclsim.h> and the NCCLSIM_* environment variables.
  */
 #ifndef NCCLSIM_NCCL_H_
@@ -139,7 +143,7 @@ typedef struct ncclSimInfo_v22200 {
 typedef enum {
   ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4,
   ncclNumOps = 5,
-  ncclMaxRedOp = 0x7fffffff >> (32 - 8 * sizeof(int) + 1)
+  ncclMaxRedOp = 0x7fffffff >> (32 - 8 * sizeof(int)) /* NCCL's: the largest int */
 } ncclRedOp_t;
 
 typedef enum {
@@ -169,45 +173,6 @@ typedef enum {
   ncclStatGpuMemPersist = 2,
   ncclStatGpuMemTotal = 3
 } ncclCommMemStat_t;
-
-/* GIN (GPU-initiated networking) types, 2.29+. 1 is deliberately unused. */
-typedef enum {
-  NCCL_GIN_TYPE_NONE = 0,
-  NCCL_GIN_TYPE_PROXY = 2,
-  NCCL_GIN_TYPE_GDAKI = 3,
-  NCCL_GIN_TYPE_GPI = 4
-} ncclGinType_t;
-
-typedef enum {
-  NCCL_GIN_CONNECTION_NONE = 0,
-  NCCL_GIN_CONNECTION_FULL = 1,
-  NCCL_GIN_CONNECTION_RAIL = 2
-} ncclGinConnectionType_t;
-
-/* Communicator properties, 2.29+ (2.30 layout). */
-typedef struct ncclCommProperties_v23000 {
-  size_t size;
-  unsigned int magic;
-  unsigned int version;
-  int rank;
-  int nRanks;
-  int cudaDev;
-  int nvmlDev;
-  bool deviceApiSupport;
-  bool multimemSupport;
-  ncclGinType_t ginType;
-  int nLsaTeams;
-  bool hostRmaSupport;
-  ncclGinType_t railedGinType;
-} ncclCommProperties_t;
-
-#define NCCL_COMM_PROPERTIES_INITIALIZER {                                   \
-  sizeof(ncclCommProperties_t), NCCL_API_MAGIC,                              \
-  NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),                          \
-  NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,       \
-  NCCL_CONFIG_UNDEF_INT, false, false, NCCL_GIN_TYPE_NONE,                   \
-  NCCL_CONFIG_UNDEF_INT, false, NCCL_GIN_TYPE_NONE                           \
-}
 
 /* One-sided wait descriptor, 2.29+. Field order is NCCL's. */
 typedef struct {
@@ -245,7 +210,6 @@ ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device);
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank);
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError);
 ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t *value);
-ncclResult_t ncclCommQueryProperties(ncclComm_t comm, ncclCommProperties_t *props);
 
 /* Memory and registration */
 ncclResult_t ncclMemAlloc(void **ptr, size_t size);
@@ -255,10 +219,6 @@ ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle);
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win, int winFlags);
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void **outUserPtr);
-/* Window pointers; offsets in bytes. */
-ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t window, size_t offset, void **outPtr);
-ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offset, int lsaRank, void **outPtr);
-ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t offset, int peer, void **outPtr);
 
 /* Custom reduction operators */
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDataType_t datatype, ncclScalarResidence_t residence, ncclComm_t comm);

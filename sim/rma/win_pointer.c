@@ -11,6 +11,7 @@
  * handles (win_registry.c).
  */
 #include "rma_internal.h"
+#include "nccl_device/core.h" /* the getters other than ncclWinGetUserPtr, as in NCCL */
 
 SIM_EXPORT ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void **outUserPtr) {
   static const char op[] = "ncclWinGetUserPtr";

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "../sim.h"
+#include "nccl_device/core.h" /* ncclGinType_t */
 
 typedef struct {
   const char *env; /* without the NCCLSIM_ prefix */
