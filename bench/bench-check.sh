@@ -30,10 +30,12 @@ run() { # NAME ARGS...
   shift
   check "$name" "bench/$name $*" "./bench/$name" "$@"
 }
-run signal_latency 2000
+run signal_latency 2000 2
 run put_bw 1048576
 run p2p_bw 1048576
 run allreduce_bw 1048576 2,4
+# The roofline: 1 MiB at 2, 4 and 8 ranks, 2 repeats.
+run coll_roofline 1048576 1048576 2,4,8 2
 # Ranks as processes: ncclsim builds only; 1 MiB, 2000 round trips, 3 repeats.
 test -x bench/procs_bw && run procs_bw 1048576 2000 3 2,4
 # The Open MPI peer: configure --with-mpi builds only. Open MPI frees
