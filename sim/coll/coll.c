@@ -418,12 +418,12 @@ static bool slot_done(void *arg) {
   return atomic_load_explicit(&s->done_jobs, memory_order_acquire) == s->njobs;
 }
 
-static ncclResult_t coll_wait(sim_task *base, uint64_t deadline) {
+static ncclResult_t coll_wait(sim_task *base, sim_due *due) {
   coll_task *t = (coll_task *)base;
   sim_clique *c = base->comm->clique;
   sim_rv_table *rounds = &state_of(c)->rounds;
   sim_rv *rv = t->round;
-  int rc = sim_rv_wait(rounds, rv, sim_clique_cancel(c), deadline);
+  int rc = sim_rv_wait_due(rounds, rv, sim_clique_cancel(c), due);
   if (rc != 0) {
     /* Withdraw unless the round completed meanwhile (then carry on). The
      * timeout dump reads t->round under the comm's lock: unpublish it
@@ -453,7 +453,7 @@ static ncclResult_t coll_wait(sim_task *base, uint64_t deadline) {
   return res;
 }
 
-static void coll_release(sim_task *base) { sim_free(base); }
+static void coll_release(sim_task *base) { sim_task_free(base); }
 
 /* The sequence number is taken only by a collective sure to launch: one
  * refused or dropped with its group takes none, or every later collective
@@ -545,9 +545,8 @@ static ncclResult_t enqueue(coll_kind kind, const char *fn, const void *send, vo
   /* NCCL returns at once from a collective of no elements: no rendezvous. */
   if (count == 0) return ncclSuccess;
   /* Scratch of the reduction, then the stage of streamed results. */
-  coll_task *t = sim_malloc(sizeof *t + COLL_TMP_BYTES + COLL_BLOCK * 8 + 64);
+  coll_task *t = sim_task_alloc(sizeof *t + COLL_TMP_BYTES + COLL_BLOCK * 8 + 64, stream);
   if (!t) return sim_group_error(ncclSystemError);
-  memset(t, 0, sizeof *t);
   t->tmp = (unsigned char *)(((uintptr_t)(t + 1) + 63) & ~(uintptr_t)63);
   t->base = (sim_task){.ops = &task_ops[kind], .comm = comm, .conn = SIM_CONN_COLL};
   t->kind = kind;

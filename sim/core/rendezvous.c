@@ -163,8 +163,13 @@ typedef struct {
 static bool is_done(void *arg) { return sim_rv_done(((done_arg *)arg)->rv); }
 
 int sim_rv_wait(sim_rv_table *t, sim_rv *rv, const _Atomic int *cancel, uint64_t deadline) {
+  sim_due d = sim_due_at(deadline);
+  return sim_rv_wait_due(t, rv, cancel, &d);
+}
+
+int sim_rv_wait_due(sim_rv_table *t, sim_rv *rv, const _Atomic int *cancel, sim_due *due) {
   done_arg a = {rv};
-  return sim_waitq_wait(&t->wq, is_done, &a, cancel, deadline);
+  return sim_waitq_wait_due(&t->wq, is_done, &a, cancel, due);
 }
 
 ncclResult_t sim_rv_leave_locked(sim_rv_table *t, sim_rv *rv, int rank) {

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "config.h"
 #include "../sim.h"
@@ -35,8 +36,10 @@ typedef struct {
   p2p_task *head, *tail;
 } queue;
 
+/* A cache line of its own: the ranks' workers take their neighbours'
+ * mailboxes at every send and receive. */
 typedef struct {
-  pthread_mutex_t lock;
+  _Alignas(64) pthread_mutex_t lock;
   queue *sends; /* by sender */
   queue *recvs; /* by sender */
 } mailbox;
@@ -53,7 +56,8 @@ static ncclResult_t p2p_clique_init(sim_clique *c) {
   p2p_state *st = sim_calloc(1, sizeof *st);
   if (!st) return ncclSystemError;
   st->nranks = c->nranks;
-  st->mb = sim_calloc((size_t)c->nranks, sizeof *st->mb);
+  st->mb = sim_aligned_alloc(64, (size_t)c->nranks * sizeof *st->mb);
+  if (st->mb) memset(st->mb, 0, (size_t)c->nranks * sizeof *st->mb);
   st->called = sim_calloc((size_t)c->nranks * (size_t)c->nranks * 2, sizeof *st->called);
   if (!st->mb || !st->called) goto fail;
   for (int r = 0; r < c->nranks; r++) {
@@ -175,10 +179,10 @@ static bool p2p_done(void *arg) {
   return atomic_load_explicit(&((p2p_task *)arg)->state, memory_order_acquire) == DONE;
 }
 
-static ncclResult_t p2p_wait(sim_task *base, uint64_t deadline) {
+static ncclResult_t p2p_wait(sim_task *base, sim_due *due) {
   p2p_task *t = (p2p_task *)base;
   sim_clique *c = base->comm->clique;
-  int rc = sim_waitq_wait(sim_rank_wq(c, base->comm->rank), p2p_done, t, sim_clique_cancel(c), deadline);
+  int rc = sim_waitq_wait_due(sim_rank_wq(c, base->comm->rank), p2p_done, t, sim_clique_cancel(c), due);
   if (rc == 0) return t->result;
   /* Withdraw, unless the peer took us already: then its copy is finishing. */
   p2p_state *st = c->area[SIM_AREA_P2P];
@@ -203,7 +207,7 @@ static void p2p_describe(sim_task *base, char *buf, size_t len) {
            t->is_send ? "ncclRecv" : "ncclSend");
 }
 
-static void p2p_release(sim_task *base) { sim_free(base); }
+static void p2p_release(sim_task *base) { sim_task_free(base); }
 
 static _Atomic uint64_t *called(p2p_state *st, int sender, int receiver, bool is_recv) {
   return &st->called[((size_t)sender * (size_t)st->nranks + (size_t)receiver) * 2 + is_recv];
@@ -245,7 +249,7 @@ static ncclResult_t enqueue(bool is_send, void *buf, size_t count, ncclDataType_
   if ((res = sim_check_peer(comm, peer, op)) != ncclSuccess) return sim_group_error(res);
   if ((res = sim_check_buffer(comm, buf, count, dt, op, is_send ? "sendbuff" : "recvbuff")) != ncclSuccess)
     return sim_group_error(res);
-  p2p_task *t = sim_calloc(1, sizeof *t);
+  p2p_task *t = sim_task_alloc(sizeof *t, stream);
   if (!t) return sim_group_error(ncclSystemError);
   *t = (p2p_task){.base = {.ops = is_send ? &send_ops : &recv_ops,
                            .comm = comm,
