@@ -333,6 +333,11 @@ void sim_mem_stats(size_t *count, size_t *bytes);
 typedef struct sim_op sim_op;
 struct sim_op {
   _Atomic(sim_op *) next; /* the stream's queue (cuda/stream.c) */
+  /* Optional: the part of the op that never blocks, run before the op
+   * before it is released (its release is then off the path from that
+   * op's end to this one's effect); run() follows, with the same
+   * stream_err. */
+  void (*start)(sim_op *op, cudaError_t stream_err);
   cudaError_t (*run)(sim_op *op, cudaError_t stream_err);
   void (*release)(sim_op *op);
   const char *what;
@@ -397,10 +402,15 @@ typedef struct sim_rv_ops {
   ncclResult_t (*complete)(sim_rv *rv, void *arg);
   /* Frees what the payload owns, as the round goes (may be NULL). */
   void (*release)(sim_rv *rv);
+  /* Its callers never read sim_rv_deadline: no clock read at the open (a
+   * collective opens a round per call). */
+  bool untimed;
 } sim_rv_ops;
 typedef struct sim_rv_table {
   pthread_mutex_t lock;
   sim_rv *open; /* rounds not yet complete, under lock */
+  sim_rv *spare; /* freed rounds kept for reuse, under lock */
+  int nspare;
   sim_waitq wq; /* woken at every arrival and departure */
 } sim_rv_table;
 /* DETACHED: see above. ONCE: a rank already in the round is no error: the
@@ -723,6 +733,12 @@ void sim_trace_clique_fini(sim_clique *c);
 void sim_trace_enqueue(sim_task *t);
 void sim_trace_begin(sim_task *t);
 void sim_trace_end(sim_task *t);
+/* A worker's begin takes the time of its last end, which it follows at
+ * once (one clock read per operation, not two), unless the worker called
+ * this in between: before it waits for work, and before it runs an op
+ * that is not a launch (a copy, an event wait), whose time is not its
+ * next operation's. */
+void sim_trace_idle(void);
 /* Flight recorder: writes every live clique's rings to NCCLSIM_TRACE_DUMP,
  * once per clique c and incident (c may be NULL: always). Returns the
  * file's name (static storage), or NULL when nothing was written. */

@@ -37,7 +37,8 @@ void sim_task_done(sim_task *t) {
   pthread_mutex_unlock(&comm->lock);
 }
 
-static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
+/* The op's start: posts every task (never blocks). */
+static void launch_post(sim_op *op, cudaError_t stream_err) {
   sim_task *t, *tasks = (sim_task *)((char *)op - offsetof(sim_task, op));
   for (t = tasks; t; t = t->next) {
     t->trace_slot = UINT64_MAX; /* not begun: sim_trace_end begins it */
@@ -68,6 +69,11 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
     t->result = t->ops->post(t);
     if (t->result != ncclSuccess) atomic_store_explicit(&t->listed, false, memory_order_relaxed);
   }
+}
+
+/* The op's run: waits for every posted task. */
+static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
+  sim_task *t, *tasks = (sim_task *)((char *)op - offsetof(sim_task, op));
   /* NCCLSIM_TIMEOUT counts from the first wait that has to sleep: a launch
    * whose waits end while they spin reads no clock for it. */
   sim_due due = SIM_DUE_LAZY;
@@ -132,6 +138,7 @@ static int launch_awaits(sim_op *op, sim_rank_ref *out, int max) {
 
 ncclResult_t sim_task_launch(sim_task *list) {
   sim_op *op = &list->op;
+  op->start = launch_post;
   op->run = launch_run;
   op->release = launch_release;
   op->what = list->ops->name;

@@ -336,10 +336,16 @@ void sim_trace_enqueue(sim_task *t) {
   full_append(tc, &e);
 }
 
+/* The worker's last end, for its next begin (0: read the clock). */
+static _Thread_local uint64_t last_end;
+
+void sim_trace_idle(void) { last_end = 0; }
+
 void sim_trace_begin(sim_task *t) {
   trace_clique *tc = t->comm->clique->trace;
-  uint64_t now = sim_now_ns();
   if (!tc) return;
+  uint64_t now = last_end ? last_end : sim_now_ns();
+  last_end = 0;
   t->trace_slot = now; /* the start, for the timeline */
   if (!tc->cap) return;
   rank_ring *rg = &tc->ring[t->comm->rank];
@@ -358,8 +364,12 @@ void sim_trace_begin(sim_task *t) {
 void sim_trace_end(sim_task *t) {
   trace_clique *tc = t->comm->clique->trace;
   if (!tc) return;
-  if (t->trace_slot == UINT64_MAX) sim_trace_begin(t); /* not run: it begins and ends now */
+  if (t->trace_slot == UINT64_MAX) { /* not run: it begins and ends now */
+    last_end = 0;
+    sim_trace_begin(t);
+  }
   uint64_t now = sim_now_ns(), t0 = now;
+  last_end = now;
   if (tc->cap) {
     rank_ring *rg = &tc->ring[t->comm->rank];
     ring_lock(rg);

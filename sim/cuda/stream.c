@@ -183,43 +183,68 @@ static void prefetch_next(sim_stream *s) {
   for (int k = -4; k < 4; k++) __builtin_prefetch((const char *)next + 64 * k, 1, 3);
 }
 
+/* Releases an op that ran and counts it complete. */
+static void retire(sim_stream *s, sim_op *op) {
+  bool bounded = !op->unbounded; /* read now: op goes at its release */
+  if (op->run == marker_run) {
+    /* What the marker publishes and the count that says the stream got
+     * past it change together, under the lock cudaStreamQuery reads
+     * under: an event seen complete means the stream seen past its
+     * record, and back. */
+    sim_mutex_lock(&s->lock);
+    ((sim_marker *)op)->mark((sim_marker *)op);
+    op->release(op);
+    sim_count_add(&s->completed, 1);
+    pthread_mutex_unlock(&s->lock);
+  } else {
+    op->release(op);
+    sim_count_add(&s->completed, 1);
+  }
+  if (bounded) {
+    atomic_fetch_add(&s->bounded_completed, 1); /* read by has_room() */
+    sim_waitq_wake_sleepers(&s->room_wq);
+  }
+}
+
+/* Runs the ops in order. An op that ran is retired (released and counted)
+ * once the next one has started, when the next has a start(): what a
+ * peer waits for (a put's signal, a send's match) then leaves before the
+ * bookkeeping of the op before it, which is not on that path. */
 static void *worker_main(void *arg) {
   sim_stream *s = arg;
+  sim_op *prev = NULL; /* ran, not yet retired; still published as running */
   /* Ops (CUDA calls made from inside them, logging) see the stream's device. */
   cudaSetDevice(s->device);
   for (;;) {
-    sim_waitq_wait(&s->work_wq, has_work, s, NULL, UINT64_MAX);
+    if (prev && atomic_load_explicit(&s->enqueued, memory_order_acquire) - sim_count_get(&s->completed) <= 1) {
+      /* Nothing queued behind it: retire it now, then wait. */
+      unpublish(s);
+      retire(s, prev);
+      prev = NULL;
+    }
+    if (!prev) {
+      if (!has_work(s)) sim_trace_idle(); /* the next operation's start is read afresh */
+      sim_waitq_wait(&s->work_wq, has_work, s, NULL, UINT64_MAX);
+    }
     sim_op *op = next_op(s);
-    if (!op) return NULL; /* stopped, and nothing is left */
-    atomic_store_explicit(&s->running, op, memory_order_release);
+    if (!op) return NULL; /* stopped, and nothing is left (prev was retired above) */
+    atomic_store(&s->running, op); /* sequentially consistent: see unpublish() */
     prefetch_next(s);
     cudaError_t before = (cudaError_t)atomic_load(&s->err);
-    bool bounded = !op->unbounded; /* read now: op goes at its release */
+    if (op->start) op->start(op, before);
+    else sim_trace_idle(); /* not a launch: its time is not the next launch's */
+    if (prev) {
+      while (atomic_load(&s->peekers)) sched_yield(); /* a peeker may still hold prev */
+      retire(s, prev);
+      prev = NULL;
+    }
     cudaError_t e = op->run(op, before);
     if (e != cudaSuccess && before == cudaSuccess) {
       SIM_INFO(SIM_STREAM, "stream %p (device %d): %s failed: %s", (void *)s, s->device, op->what,
                cudaGetErrorName(e));
       atomic_store(&s->err, e);
     }
-    unpublish(s);
-    if (op->run == marker_run) {
-      /* What the marker publishes and the count that says the stream got
-       * past it change together, under the lock cudaStreamQuery reads
-       * under: an event seen complete means the stream seen past its
-       * record, and back. */
-      sim_mutex_lock(&s->lock);
-      ((sim_marker *)op)->mark((sim_marker *)op);
-      op->release(op);
-      sim_count_add(&s->completed, 1);
-      pthread_mutex_unlock(&s->lock);
-    } else {
-      op->release(op);
-      sim_count_add(&s->completed, 1);
-    }
-    if (bounded) {
-      atomic_fetch_add(&s->bounded_completed, 1); /* read by has_room() */
-      sim_waitq_wake_sleepers(&s->room_wq);
-    }
+    prev = op;
   }
 }
 
