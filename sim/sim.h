@@ -247,8 +247,13 @@ static inline uint64_t sim_count_get(const sim_count *c) {
   return atomic_load_explicit(&((sim_count *)c)->value, memory_order_acquire);
 }
 /* Waits until the count reaches target (0) or deadline_ns passes
- * (ETIMEDOUT). */
+ * (ETIMEDOUT): 64 polls, then sleeps. */
 int sim_count_wait(sim_count *c, uint64_t target, uint64_t deadline_ns);
+/* The same with `yields` more polls, each after a sched_yield, before it
+ * sleeps. */
+int sim_count_wait_spin(sim_count *c, uint64_t target, uint64_t deadline_ns, int64_t yields);
+/* Online CPUs (read once). */
+int sim_ncpus(void);
 
 /* ------------------------------------------------------------------------
  * Host threads blocked by NCCL's rules (util/block.c). Real NCCL blocks

@@ -192,8 +192,8 @@ static unsigned char *thread_scratch(void) {
   return scratch = q;
 }
 
-/* Runs jobs claimed from rank r's share; false once it has none left. */
-static bool run_share(coll_plan *p, sim_rv *rv, int r, unsigned char *tmp, unsigned char *stage, size_t block) {
+/* Runs the jobs it can claim from rank r's share. */
+static void run_share(coll_plan *p, sim_rv *rv, int r, unsigned char *tmp, unsigned char *stage, size_t block) {
   coll_rank *cr = coll_rank_of(rv, r);
   size_t k, ran = 0;
   while ((k = atomic_fetch_add_explicit(&cr->next, 1, memory_order_relaxed)) < cr->end) {
@@ -202,7 +202,6 @@ static bool run_share(coll_plan *p, sim_rv *rv, int r, unsigned char *tmp, unsig
     ran++;
   }
   if (ran) sim_count_add(&p->done, ran);
-  return false;
 }
 
 void coll_work(coll_plan *p, sim_rv *rv, int me) {

@@ -50,6 +50,17 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+int sim_ncpus(void) {
+  static _Atomic int n;
+  int v = atomic_load_explicit(&n, memory_order_relaxed);
+  if (!v) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    v = c < 1 ? 1 : c > 1 << 20 ? 1 << 20 : (int)c;
+    atomic_store_explicit(&n, v, memory_order_relaxed);
+  }
+  return v;
+}
+
 uint64_t sim_due_ns(sim_due *d) {
   if (!d->at) d->at = sim_deadline();
   return d->at;
@@ -137,18 +148,22 @@ static bool count_reached(void *arg) {
   return sim_count_get(a->c) >= a->target;
 }
 
-/* A thread that waits for a count (a host thread in a synchronize) has
- * nothing to do until it is reached, and on a machine with fewer cores
- * than busy threads its spinning (even yielding) takes turns from the
- * stream workers that make the count progress: it polls briefly, then
- * sleeps until the count reaches its target. */
-#define COUNT_SPINS 64
-
 int sim_count_wait(sim_count *c, uint64_t target, uint64_t deadline_ns) {
+  return sim_count_wait_spin(c, target, deadline_ns, 0);
+}
+
+/* A thread that waits for a count has nothing to do until it is reached:
+ * it polls 64 times, then, unless told to go on polling (yielding), sleeps
+ * until the count reaches its target. A host thread in a synchronize
+ * sleeps at once: on a machine with fewer cores than busy threads, its
+ * polling, even yielding, takes turns from the stream workers that make
+ * the count progress. */
+int sim_count_wait_spin(sim_count *c, uint64_t target, uint64_t deadline_ns, int64_t yields) {
   count_arg a = {c, target};
-  for (int i = 0; i < COUNT_SPINS; i++) {
+  for (int64_t i = 0; i < 64 + yields; i++) {
     if (count_reached(&a)) return 0;
-    cpu_relax();
+    if (i < 64) cpu_relax();
+    else sched_yield();
   }
   for (;;) {
     atomic_fetch_add(&c->q.sleepers, 1);
