@@ -49,5 +49,9 @@ if test -x bench/mpi_peer; then
       env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
       mpirun $mpirun_flags -np $np ./bench/mpi_peer 1048576 2000 3
   done
+  # The small-message latencies against Open MPI's: one round.
+  check latency_vs_mpi "latency-vs-mpi.sh 1 2000 2" \
+    env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    sh "$(dirname "$0")/latency-vs-mpi.sh" 1 2000 2
 fi
 exit $status

@@ -24,8 +24,12 @@
  * repeat; lines give the median and min/max over the repeats.
  *
  * Small sizes: allreduce of 8 bytes (2 float32) at each rank count, time
- * per call in ns (bench/latency-vs-mpi.sh sets it beside MPI_Allreduce of
- * 8 bytes, measured in the same run).
+ * per call in ns: time_ns on the stream clock, 1000 calls enqueued behind
+ * a start gate (a host function on each rank's stream that returns once
+ * every rank has enqueued), as bench/signal_latency times its ping-pongs;
+ * host_time_ns on the host clock, enqueues and synchronise included.
+ * bench/latency-vs-mpi.sh sets them beside MPI_Allreduce of 8 bytes,
+ * measured in the same run.
  *
  * Output: key=value lines. Usage:
  *   coll_roofline [min_bytes [max_bytes [rank counts [repeats]]]]
@@ -33,6 +37,7 @@
  *   the 8-byte allreduce alone
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +60,8 @@ static pthread_barrier_t bar;
 static int nranks, iters;
 static size_t max_bytes = (size_t)16 << 20, cur_bytes; /* cur_bytes 0: the ranks leave */
 static coll_t cur_coll;
-static double rank_secs[MAX_RANKS];
+static double rank_secs[MAX_RANKS], rank_stream_secs[MAX_RANKS];
+static _Atomic int gate_open; /* the small sizes' start gate (below) */
 
 #define CHECK(cond, what) BENCH_CHECK(cond, what, "")
 #define NCHECK(call, what)                                                           \
@@ -85,6 +91,11 @@ static void run_coll(coll_t c, const float *send, float *recv, size_t count, ncc
   }
 }
 
+static void gate_fn(void *arg) {
+  (void)arg;
+  while (!atomic_load(&gate_open)) usleep(20);
+}
+
 static void *rank_main(void *arg) {
   int rank = (int)(long)arg, ndev = 1;
   cudaGetDeviceCount(&ndev);
@@ -100,6 +111,8 @@ static void *rank_main(void *arg) {
   CHECK(cudaMemset(send, 0, buf_bytes) == cudaSuccess && cudaMemset(recv, 0, buf_bytes) == cudaSuccess,
         "cudaMemset");
   CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
+  cudaEvent_t ev[2];
+  for (int e = 0; e < 2; e++) CHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
   for (;;) {
     pthread_barrier_wait(&bar); /* main set cur_bytes and cur_coll */
     if (!cur_bytes) break;
@@ -111,8 +124,26 @@ static void *rank_main(void *arg) {
     for (int i = 0; i < iters; i++) run_coll(cur_coll, send, recv, count, comm, s);
     CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
     rank_secs[rank] = (bench_now() - t0) / iters;
+    if (cur_bytes < 1024) {
+      /* Again behind a start gate: every rank's stream first runs a host
+       * function that returns once main opens the gate, which it does when
+       * every rank has enqueued its calls; events around the calls time
+       * them on the stream, while the host threads wait (as
+       * bench/signal_latency times its ping-pongs). */
+      pthread_barrier_wait(&bar);
+      CHECK(cudaLaunchHostFunc(s, gate_fn, NULL) == cudaSuccess, "cudaLaunchHostFunc");
+      CHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
+      for (int i = 0; i < iters; i++) run_coll(cur_coll, send, recv, count, comm, s);
+      CHECK(cudaEventRecord(ev[1], s) == cudaSuccess, "cudaEventRecord");
+      pthread_barrier_wait(&bar); /* main opens the gate */
+      CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
+      rank_stream_secs[rank] = ms * 1e-3 / iters;
+    }
     pthread_barrier_wait(&bar); /* main reads the time, then runs its add loop while we wait */
   }
+  for (int e = 0; e < 2; e++) cudaEventDestroy(ev[e]);
   cudaStreamDestroy(s);
   cudaFree(send);
   cudaFree(recv);
@@ -181,13 +212,24 @@ static void measure(coll_t c, size_t bytes, int repeats) {
   int reps = clampi(25e9 * 0.05 / (1.5 * traffic), 2, 1000);
   cur_coll = c;
   cur_bytes = bytes;
+  double host_ns[MAX_REPEATS];
   for (int rep = 0; rep < repeats; rep++) {
     pthread_barrier_wait(&bar); /* go */
     pthread_barrier_wait(&bar); /* warmed up */
+    if (bytes < 1024) {
+      pthread_barrier_wait(&bar); /* timed on the host clock */
+      pthread_barrier_wait(&bar); /* enqueued behind the gate */
+      atomic_store(&gate_open, 1);
+    }
     pthread_barrier_wait(&bar); /* timed */
+    atomic_store(&gate_open, 0);
     t_coll[rep] = 0;
-    for (int r = 0; r < nranks; r++)
-      if (rank_secs[r] > t_coll[rep]) t_coll[rep] = rank_secs[r];
+    host_ns[rep] = 0;
+    for (int r = 0; r < nranks; r++) {
+      double t = bytes < 1024 ? rank_stream_secs[r] : rank_secs[r];
+      if (t > t_coll[rep]) t_coll[rep] = t;
+      if (rank_secs[r] * 1e9 > host_ns[rep]) host_ns[rep] = rank_secs[r] * 1e9;
+    }
     us[rep] = t_coll[rep] * 1e6;
     if (bytes >= 1024) {
       bw[rep] = all_core_bw(elems, reps);
@@ -199,9 +241,11 @@ static void measure(coll_t c, size_t bytes, int repeats) {
   if (bytes < 1024) {
     for (int rep = 0; rep < repeats; rep++) us[rep] *= 1000;
     x = bench_stats(us, repeats);
+    bench_spread h = bench_stats(host_ns, repeats);
     printf("bench=coll_roofline coll=%s ranks=%d bytes=%zu iters=%d repeats=%d time_ns=%.0f time_ns_min=%.0f "
-           "time_ns_max=%.0f loadavg=%s\n",
-           coll_names[c], nranks, bytes, iters, repeats, x.med, x.min, x.max, bench_loadavg(la, sizeof la));
+           "time_ns_max=%.0f host_time_ns=%.0f host_time_ns_min=%.0f host_time_ns_max=%.0f loadavg=%s\n",
+           coll_names[c], nranks, bytes, iters, repeats, x.med, x.min, x.max, h.med, h.min, h.max,
+           bench_loadavg(la, sizeof la));
     fflush(stdout);
     return;
   }

@@ -129,5 +129,5 @@ END {
     split(stats(names[i]), s, " ")
     line = line sprintf(" %s=%s %s_min=%s %s_max=%s", keys[i], s[1], keys[i], s[2], keys[i], s[3])
   }
-  print line " loadavg_end=" loadavg
+  print line " target_over_mpi_max=1 target_over_bare_max=2 loadavg_end=" loadavg
 }' "$out"

@@ -364,9 +364,9 @@ int sim_stream_device(sim_stream *s);
 /* Runs fn on the op s's worker runs now, if any; the op is not released
  * until fn returns (the worker waits). fn must not wait for s. */
 void sim_stream_peek(sim_stream *s, void (*fn)(sim_op *op, void *arg), void *arg);
-/* Per-stream op pools: `size` zeroed bytes for an op to be enqueued on s
- * (s may be NULL: plain memory), and their return from any thread. NULL
- * out of memory; every call counts for the allocation hook. */
+/* Per-stream op pools: `size` zeroed bytes, 64-aligned, for an op to be
+ * enqueued on s (s may be NULL: plain memory), and their return from any
+ * thread. NULL out of memory; every call counts for the allocation hook. */
 void *sim_stream_op_alloc(sim_stream *s, size_t size);
 void sim_stream_op_free(void *p);
 /* Appends op. With NCCLSIM_STREAM_DEPTH ops pending on s, blocks the host
@@ -663,8 +663,8 @@ struct sim_task {
 /* Validates the stream, then launches the task now (outside a group) or at
  * ncclGroupEnd. On error the task is released and the error returned. */
 ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream);
-/* A task's memory: `size` zeroed bytes from the op pool of the stream it
- * will be submitted on (any stream handle: a bad one gets plain memory,
+/* A task's memory: `size` zeroed bytes, 64-aligned, from the op pool of
+ * the stream it will be submitted on (any stream handle: a bad one gets plain memory,
  * and submit refuses it), so that the worker that releases it hands it
  * back to the next enqueue without the allocator. NULL out of memory; the
  * allocation hook (ncclsimAllocFailAfter) counts every call. */

@@ -257,8 +257,9 @@ static sim_stream *stream_make(int device, unsigned flags, int priority, bool is
       break;
     }
   if (!s) {
-    s = sim_calloc(1, sizeof *s);
+    s = sim_aligned_alloc(_Alignof(sim_stream), sizeof *s); /* its queue ends are on lines of their own */
     if (!s) return NULL;
+    memset(s, 0, sizeof *s);
     sim_mutex_init(&s->lock);
     pthread_mutex_init(&s->pool_lock, NULL); /* the process's own, as the stream */
     s->next_all = all_streams;
@@ -546,11 +547,12 @@ SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
  * thread. A stream keeps the blocks its worker released for the next
  * enqueue instead. ---- */
 
+/* A block: this header, then the op on a cache line boundary (an area
+ * may lay its task out by lines: sim/p2p). */
 typedef struct pool_block {
-  struct pool_block *next; /* in a free list */
-  sim_stream *home;        /* NULL: plain memory, freed to the allocator */
+  _Alignas(64) struct pool_block *next; /* in a free list */
+  sim_stream *home;                     /* NULL: plain memory, freed to the allocator */
   size_t cls;
-  size_t pad; /* the op stays 16-aligned */
 } pool_block;
 
 static const size_t pool_sizes[3] = {256, 512, 1024};
@@ -599,7 +601,7 @@ void *sim_stream_op_alloc(sim_stream *s, size_t size) {
   }
   size_t bytes = cls < 3 ? pool_sizes[cls] : size;
   if (!b) {
-    if (!(b = sim_malloc(sizeof *b + bytes))) return NULL;
+    if (!(b = sim_aligned_alloc(_Alignof(pool_block), sizeof *b + bytes))) return NULL;
     b->home = cls < 3 ? s : NULL;
     b->cls = cls;
   }
