@@ -123,9 +123,9 @@ typedef struct coll_rank {
   const unsigned char *send;
   unsigned char *recv;
   unsigned char scalar[8]; /* PREMULSUM: this rank's factor, one element of dt */
-  _Atomic size_t next;     /* its next job to claim; its share ends at `end` */
-  size_t end;
-  unsigned char pad[16];
+  _Atomic size_t next;     /* its next job to claim; its share is [start, end) */
+  size_t start, end;
+  unsigned char pad[8];
 } coll_rank;
 
 static inline coll_rank *coll_rank_of(sim_rv *rv, int rank) { return (coll_rank *)sim_rv_slot(rv, rank); }

@@ -163,8 +163,9 @@ void coll_plan_jobs(coll_plan *p, sim_rv *rv) {
   /* Each rank's share: jobs [r * njobs / n, (r + 1) * njobs / n). */
   for (int r = 0; r < n; r++) {
     coll_rank *cr = coll_rank_of(rv, r);
-    atomic_store_explicit(&cr->next, p->njobs * (size_t)r / (size_t)n, memory_order_relaxed);
+    cr->start = p->njobs * (size_t)r / (size_t)n;
     cr->end = p->njobs * (size_t)(r + 1) / (size_t)n;
+    atomic_store_explicit(&cr->next, cr->start, memory_order_relaxed);
   }
   sim_count_init(&p->done);
 }
@@ -215,7 +216,16 @@ void coll_work(coll_plan *p, sim_rv *rv, int me) {
     block = SMALL_BLOCK;
   }
   int n = p->nranks;
-  for (int i = 0; i < n && sim_count_get(&p->done) < p->njobs; i++) run_share(p, rv, (me + i) % n, tmp, stage, block);
+  /* With no more ranks than cores, a share its rank has begun is left to
+   * it: that rank's thread runs, and taking its last jobs would move their
+   * bytes to this core's cache and back again at the next call. */
+  bool polite = n <= sim_ncpus();
+  run_share(p, rv, me, tmp, stage, block);
+  for (int i = 1; i < n && sim_count_get(&p->done) < p->njobs; i++) {
+    coll_rank *cr = coll_rank_of(rv, (me + i) % n);
+    if (polite && atomic_load_explicit(&cr->next, memory_order_relaxed) != cr->start) continue;
+    run_share(p, rv, (me + i) % n, tmp, stage, block);
+  }
 }
 
 bool coll_done(const coll_plan *p) { return sim_count_get(&p->done) >= p->njobs; }
