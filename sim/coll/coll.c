@@ -302,12 +302,13 @@ static ncclResult_t coll_wait(sim_task *base, sim_due *due) {
     if (!coll_done(p)) {
       coll_work(p, rv, base->comm->rank);
       /* Jobs never block, so the ranks running the rest finish: no
-       * deadline. With no more ranks than cores, the ranks still running
-       * jobs have cores of their own, and a rank with nothing left polls
-       * (NCCLSIM_SPIN) before it sleeps: a futex wake per call would cost
-       * more than a 1 MiB allreduce's work. With more ranks than cores it
-       * sleeps at once, not taking turns from the ranks with jobs. */
-      int64_t yields = p->nranks <= sim_ncpus() ? sim_param_int(SIM_P_SPIN) : 0;
+       * deadline. A rank with nothing left polls (NCCLSIM_SPIN) before it
+       * sleeps: a futex sleep and wake per call costs more than the work
+       * of a 1 MiB allreduce. Only with more ranks than cores and jobs
+       * of more than 256 KiB, which take longer than a sleep and a wake,
+       * does it sleep at once, not taking turns from the ranks with jobs. */
+      bool sleep_now = p->nranks > sim_ncpus() && p->slice * p->esize > ((size_t)256 << 10);
+      int64_t yields = sleep_now ? 0 : sim_param_int(SIM_P_SPIN);
       sim_count_wait_spin(&p->done, p->njobs, UINT64_MAX, yields);
     }
   }
