@@ -30,10 +30,12 @@ run() { # NAME ARGS...
   shift
   check "$name" "bench/$name $*" "./bench/$name" "$@"
 }
-run signal_latency 2000
+run signal_latency 2000 2
 run put_bw 1048576
 run p2p_bw 1048576
 run allreduce_bw 1048576 2,4
+# The roofline: 1 MiB at 2, 4 and 8 ranks, 2 repeats.
+run coll_roofline 1048576 1048576 2,4,8 2
 # Ranks as processes: ncclsim builds only; 1 MiB, 2000 round trips, 3 repeats.
 test -x bench/procs_bw && run procs_bw 1048576 2000 3 2,4
 # The Open MPI peer: configure --with-mpi builds only. Open MPI frees
@@ -47,5 +49,9 @@ if test -x bench/mpi_peer; then
       env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
       mpirun $mpirun_flags -np $np ./bench/mpi_peer 1048576 2000 3
   done
+  # The small-message latencies against Open MPI's: one round.
+  check latency_vs_mpi "latency-vs-mpi.sh 1 2000 2" \
+    env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    sh "$(dirname "$0")/latency-vs-mpi.sh" 1 2000 2
 fi
 exit $status

@@ -14,6 +14,10 @@ BENCH_PROGRAMS += bench/allreduce_bw
 bench_allreduce_bw_SOURCES = bench/allreduce_bw.c
 bench_allreduce_bw_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) -lpthread
 noinst_HEADERS += bench/bench.h
+# Collectives against the all-core streaming bandwidth (the roofline).
+BENCH_PROGRAMS += bench/coll_roofline
+bench_coll_roofline_SOURCES = bench/coll_roofline.c
+bench_coll_roofline_LDADD = $(BACKEND_LIBS) -lpthread
 
 # Ranks as processes (ncclsimProcessesInit) are ncclsim's alone.
 if BACKEND_SIM
@@ -30,4 +34,4 @@ bench_mpi_peer_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 bench_mpi_peer_LDADD = $(MPI_LIBS)
 endif
 # sh bench/procs-vs-mpi.sh: procs_bw against mpi_peer, rounds back to back.
-EXTRA_DIST += bench/procs-vs-mpi.sh bench/trace-cost.sh
+EXTRA_DIST += bench/procs-vs-mpi.sh bench/trace-cost.sh bench/latency-vs-mpi.sh

@@ -7,6 +7,8 @@
  *             receiver sees it (from a barrier to the last receive).
  *  pingpong   (at -np 2) 8-byte MPI_Send/MPI_Recv ping-pong, half round
  *             trip in ns (the first round trip untimed).
+ *  allreduce8 (at any -np) MPI_Allreduce of 8 bytes (two float32), time
+ *             per call over 1000 calls.
  *  allreduce  (at any -np) MPI_Allreduce, float32 sum, out of place,
  *             `bytes` per rank: busbw = algbw * 2(n-1)/n, algbw from the
  *             slowest rank.
@@ -121,6 +123,28 @@ int main(int argc, char **argv) {
       bench_spread x = bench_stats(v, repeats);
       printf("bench=mpi_peer test=pingpong procs=2 payload_bytes=8 iters=%d repeats=%d ", pp_iters, repeats);
       printf(MMM("half_rtt_ns", x, "%.0f"));
+      printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
+      fflush(stdout);
+    }
+  }
+
+  /* allreduce8: 8 bytes (two floats), time per call, at every process count */
+  {
+    enum { SMALL_ITERS = 1000 };
+    float in[2] = {(float)rank, 1}, out[2];
+    for (int rep = -1; rep < repeats; rep++) { /* rep -1: warm-up */
+      MCHECK(MPI_Barrier(MPI_COMM_WORLD));
+      double t0 = bench_now();
+      for (int i = 0; i < SMALL_ITERS; i++) MCHECK(MPI_Allreduce(in, out, 2, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+      double t = (bench_now() - t0) / SMALL_ITERS, slowest = 0;
+      MCHECK(MPI_Reduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+      if (rep >= 0) v[rep] = slowest * 1e9;
+    }
+    BENCH_CHECK(out[1] == (float)size, "MPI_Allreduce", "wrong sum");
+    if (rank == 0) {
+      bench_spread x = bench_stats(v, repeats);
+      printf("bench=mpi_peer test=allreduce8 procs=%d bytes=8 iters=%d repeats=%d ", size, SMALL_ITERS, repeats);
+      printf(MMM("time_ns", x, "%.0f"));
       printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
       fflush(stdout);
     }

@@ -19,6 +19,11 @@
  *             when the two processes spin on cores of their own, 1-2 us
  *             when they share one (each handoff a sched_yield), so read
  *             its spread.
+ *  sendrecv8  ncclSend -> ncclRecv ping-pong of 8 bytes between the same
+ *             two processes, in the same run as put_signal; same peer.
+ *  allreduce8 ncclAllReduce of 8 bytes (two float32) between two
+ *             processes, time per call (1000 calls, then a synchronise);
+ *             bench/latency-vs-mpi.sh sets it beside MPI_Allreduce.
  *  allreduce  float32 sum, out of place, `bytes` per rank, at each process
  *             count (2 and 4): busbw = algbw * 2(n-1)/n, algbw from the
  *             slowest rank; peer: the machine's all-core streaming bandwidth,
@@ -53,6 +58,7 @@ int main(void) {
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +92,8 @@ typedef struct {
   _Atomic int failed;
   char why[MAX_PROCS][256];
   double secs[MAX_PROCS]; /* this repeat, per rank */
-  double t_stream, t_gated, t_bare; /* this repeat, rank 0: per half round trip */
+  double t_stream[2], t_gated[2], t_bare; /* this repeat, rank 0: per half round trip (put_signal, sendrecv) */
+  double t_small;                         /* this repeat: the slowest rank's 8-byte allreduce, per call */
   _Atomic uint32_t turn, sleepers;  /* the bare ping-pong */
 } shared_box;
 
@@ -297,14 +304,15 @@ static void sendrecv_parent(void) {
  * bench/signal_latency.c): the ranks synchronise after each. */
 #define CHUNK_ITERS 256
 static int chunk_iters = CHUNK_ITERS;
-static double pp_stream[MAX_REPEATS], pp_gated[MAX_REPEATS], pp_bare[MAX_REPEATS];
+static double pp_stream[2][MAX_REPEATS], pp_gated[2][MAX_REPEATS], pp_bare[MAX_REPEATS];
 
 /* One run of n ping-pong iterations in chunks, as bench/signal_latency:
  * rank 0's stream opens each chunk with a wait for a start signal (on a
  * communicator of its own) that rank 1 sends once both ranks have enqueued
  * the chunk, so the stream workers alone run the ping-pong; events on rank
- * 0's stream time it. */
-static void pingpong(int n, ncclComm_t comm, ncclComm_t gate, ncclWindow_t win, char *src, cudaStream_t s,
+ * 0's stream time it. test 0: ncclPutSignal of 8 bytes and ncclWaitSignal;
+ * test 1: ncclSend and ncclRecv of 8 bytes. */
+static void pingpong(int test, int n, ncclComm_t comm, ncclComm_t gate, ncclWindow_t win, char *src, cudaStream_t s,
                      cudaStream_t s2, cudaEvent_t ev[2]) {
   int peer = 1 - my_rank;
   ncclWaitSignalDesc_t d = {1, peer, 0, 0};
@@ -316,11 +324,14 @@ static void pingpong(int n, ncclComm_t comm, ncclComm_t gate, ncclWindow_t win, 
       NCHECK(ncclWaitSignal(1, &d, gate, s), gate);
       CCHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
     }
-    for (int i = 0; i < m; i++) {
-      if (my_rank == 1) NCHECK(ncclWaitSignal(1, &d, comm, s), comm);
-      NCHECK(ncclPutSignal(src, 8, ncclUint8, peer, win, 64, 0, 0, 0, comm, s), comm);
-      if (my_rank == 0) NCHECK(ncclWaitSignal(1, &d, comm, s), comm);
-    }
+    for (int i = 0; i < m; i++)
+      for (int step = 0; step < 2; step++) {
+        bool give = (step == 0) == (my_rank == 0);
+        if (test == 0 && give) NCHECK(ncclPutSignal(src, 8, ncclUint8, peer, win, 64, 0, 0, 0, comm, s), comm);
+        else if (test == 0) NCHECK(ncclWaitSignal(1, &d, comm, s), comm);
+        else if (give) NCHECK(ncclSend(src, 8, ncclUint8, peer, comm, s), comm);
+        else NCHECK(ncclRecv(src + 128, 8, ncclUint8, peer, comm, s), comm);
+      }
     if (my_rank == 0) CCHECK(cudaEventRecord(ev[1], s) == cudaSuccess, "cudaEventRecord");
     bar_ranks();
     double t0 = bench_now();
@@ -335,8 +346,8 @@ static void pingpong(int n, ncclComm_t comm, ncclComm_t gate, ncclWindow_t win, 
   }
   if (my_rank == 1) SYNC(s2, gate);
   if (my_rank == 0) {
-    box->t_stream = run / (2.0 * n);
-    box->t_gated = gated / (2.0 * n);
+    box->t_stream[test] = run / (2.0 * n);
+    box->t_gated[test] = gated / (2.0 * n);
   }
 }
 
@@ -399,10 +410,17 @@ static void signal_child(void) {
   if (my_rank == 0) NCHECK(ncclWaitSignal(1, &d, gate, s), gate);
   else NCHECK(ncclSignal(0, 0, 0, 0, gate, s2), gate);
   SYNC(my_rank == 0 ? s : s2, gate);
-  pingpong(pp_iters < 1000 ? pp_iters : 1000, comm, gate, win, mem, s, s2, ev); /* warm-up */
+  /* The first send and receive connect (the host thread blocks until both
+   * sides reach theirs): one round in a group, then warm-ups. */
+  NCHECK(ncclGroupStart(), comm);
+  NCHECK(ncclSend(mem, 8, ncclUint8, 1 - my_rank, comm, s), comm);
+  NCHECK(ncclRecv(mem + 128, 8, ncclUint8, 1 - my_rank, comm, s), comm);
+  NCHECK(ncclGroupEnd(), comm);
+  SYNC(s, comm);
+  for (int t = 0; t < 2; t++) pingpong(t, pp_iters < 1000 ? pp_iters : 1000, comm, gate, win, mem, s, s2, ev);
   for (int rep = 0; rep < repeats; rep++) {
     bar_all();
-    pingpong(pp_iters, comm, gate, win, mem, s, s2, ev);
+    for (int t = 0; t < 2; t++) pingpong(t, pp_iters, comm, gate, win, mem, s, s2, ev);
     if (my_rank == 0) atomic_store(&box->turn, 0);
     bar_ranks();
     bare(pp_iters);
@@ -421,9 +439,48 @@ static void signal_parent(void) {
   for (int rep = 0; rep < repeats; rep++) {
     bar_all();
     bar_all();
-    pp_stream[rep] = box->t_stream;
-    pp_gated[rep] = box->t_gated;
+    for (int t = 0; t < 2; t++) {
+      pp_stream[t][rep] = box->t_stream[t];
+      pp_gated[t][rep] = box->t_gated[t];
+    }
     pp_bare[rep] = box->t_bare;
+  }
+}
+
+/* ------------------------------------------------- allreduce of 8 bytes */
+
+/* Calls per timing: below the stream depth, so the enqueues never block. */
+#define SMALL_ITERS 1000
+static double small_secs[MAX_REPEATS];
+
+static void small_child(void) {
+  ncclComm_t comm = join(&box->id);
+  cudaStream_t s;
+  float *buf;
+  CCHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
+  CCHECK(cudaMalloc((void **)&buf, 64) == cudaSuccess, "cudaMalloc");
+  CCHECK(cudaMemset(buf, 0, 64) == cudaSuccess, "cudaMemset");
+  for (int rep = -1; rep < repeats; rep++) { /* rep -1: warm-up (the first connects) */
+    bar_all();
+    double t0 = bench_now();
+    for (int i = 0; i < SMALL_ITERS; i++) NCHECK(ncclAllReduce(buf, buf + 8, 2, ncclFloat32, ncclSum, comm, s), comm);
+    SYNC(s, comm);
+    box->secs[my_rank] = (bench_now() - t0) / SMALL_ITERS;
+    bar_all(); /* the parent reads the times */
+  }
+  cudaFree(buf);
+  cudaStreamDestroy(s);
+  NCHECK(ncclCommDestroy(comm), NULL);
+}
+
+static void small_parent(void) {
+  for (int rep = -1; rep < repeats; rep++) {
+    bar_all();
+    bar_all();
+    double slowest = 0;
+    for (int r = 0; r < nprocs; r++)
+      if (box->secs[r] > slowest) slowest = box->secs[r];
+    if (rep >= 0) small_secs[rep] = slowest;
   }
 }
 
@@ -568,21 +625,31 @@ int main(int argc, char **argv) {
   printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
   fflush(stdout);
 
-  /* b. put_signal ping-pong vs the bare handoff */
+  /* b. put_signal and send/recv ping-pongs vs the bare handoff */
   run_phase(2, signal_child, signal_parent);
-  STATS3(x, pp_stream[i_] * 1e9);
-  STATS3(y, pp_bare[i_] * 1e9);
-  STATS3(z, pp_stream[i_] / pp_bare[i_]);
-  STATS3(w, pp_gated[i_] * 1e9);
-  printf("bench=procs_bw backend=ncclsim test=put_signal procs=2 payload_bytes=8 iters=%d chunk_iters=%d repeats=%d ",
-         pp_iters, chunk_iters, repeats);
-  printf(MMM("half_rtt_ns", x, "%.0f"));
-  printf(" ");
-  printf(MMM("bare_half_rtt_ns", y, "%.0f"));
-  printf(" ");
-  printf(MMM("over_bare", z, "%.2f"));
-  printf(" ");
-  printf(MMM("gated_half_rtt_ns", w, "%.0f"));
+  for (int t = 0; t < 2; t++) {
+    STATS3(x, pp_stream[t][i_] * 1e9);
+    STATS3(y, pp_bare[i_] * 1e9);
+    STATS3(z, pp_stream[t][i_] / pp_bare[i_]);
+    STATS3(w, pp_gated[t][i_] * 1e9);
+    printf("bench=procs_bw backend=ncclsim test=%s procs=2 payload_bytes=8 iters=%d chunk_iters=%d repeats=%d ",
+           t ? "sendrecv8" : "put_signal", pp_iters, chunk_iters, repeats);
+    printf(MMM("half_rtt_ns", x, "%.0f"));
+    printf(" ");
+    printf(MMM("bare_half_rtt_ns", y, "%.0f"));
+    printf(" ");
+    printf(MMM("over_bare", z, "%.2f"));
+    printf(" ");
+    printf(MMM("gated_half_rtt_ns", w, "%.0f"));
+    printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
+  }
+  fflush(stdout);
+
+  /* b2. allreduce of 8 bytes (two floats), time per call */
+  run_phase(2, small_child, small_parent);
+  STATS3(x, small_secs[i_] * 1e9);
+  printf("bench=procs_bw backend=ncclsim test=allreduce8 procs=2 bytes=8 iters=%d repeats=%d ", SMALL_ITERS, repeats);
+  printf(MMM("time_ns", x, "%.0f"));
   printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
   fflush(stdout);
 

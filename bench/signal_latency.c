@@ -1,16 +1,22 @@
 /*
- * bench/signal_latency.c — one-sided signal latency between two ranks:
- * ncclPutSignal -> ncclWaitSignal ping-pong (8-byte payload), and, in the
- * same run, a bare two-thread ping-pong over one shared atomic that spins,
- * then sleeps on a futex (the floor for any thread-to-thread handoff).
+ * bench/signal_latency.c — small-message latency between two ranks (threads
+ * of one process), each beside a bare handoff measured in the same run:
+ *   put_signal  ncclPutSignal (8 bytes) -> ncclWaitSignal ping-pong
+ *   sendrecv    ncclSend -> ncclRecv ping-pong of 8 bytes
+ *   bare        two threads ping-pong over one shared atomic that spins,
+ *               then sleeps on a futex (the floor for any thread-to-thread
+ *               handoff)
  *
- * Rank 0 puts to rank 1 and waits for its answer; rank 1 waits, then puts
+ * Rank 0 gives to rank 1 and takes its answer; rank 1 takes, then gives
  * back. The iterations are enqueued on each rank's stream ahead of a start
  * gate, a chunk at a time, so the stream workers do the ping-pong.
- * Reported: half round trip in ns, and its ratio to the bare one (target
- * <= 3).
+ * Reported per test: the half round trip in ns, and its ratio to the bare
+ * one (target <= 2), each the median and min/max over `repeats` repeats; a
+ * repeat runs both tests and the bare ping-pong back to back, and the
+ * ratio is taken within it.
  *
- * Output: key=value lines. Usage: signal_latency [iterations]
+ * Output: key=value lines. Usage: signal_latency [iterations [repeats]]
+ * (defaults 100000 5)
  */
 #include "config.h"
 
@@ -33,6 +39,7 @@ int main(void) {
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,47 +55,111 @@ int main(void) {
 #define BENCH_NAME "signal_latency"
 #include "bench.h"
 
-static int iters = 100000;
+static int iters = 100000, repeats = 5;
 static ncclComm_t comms[2];
 static ncclComm_t gates[2]; /* a second communicator, for the start signal alone */
 static void *wins_mem[2];
 static ncclWindow_t wins[2];
-static pthread_barrier_t bar;
-static double t_nccl;
+static pthread_barrier_t bar;       /* the two ranks */
+static pthread_barrier_t bar_main;  /* the two ranks and main */
 
 #define CHECK(cond, what) BENCH_CHECK(cond, what, "")
+#define MAX_REPEATS 64
 
-static double t_enqueue;
+typedef enum { PUT_SIGNAL, SENDRECV, NTESTS } test_t;
+static const char *const test_names[] = {"put_signal", "sendrecv"};
+/* Per test and repeat, rank 0's figures: per half round trip on the
+ * stream clock and on the host clock (gate included), per enqueue. */
+static double t_stream[NTESTS][MAX_REPEATS], t_gated[NTESTS][MAX_REPEATS], t_enqueue[NTESTS][MAX_REPEATS];
+static double t_bare[MAX_REPEATS];
 
 /* Iterations per chunk. A stream holds a bounded number of pending
  * operations (about 1021-1030 on H200 with NCCL 2.30.7; ncclsim:
- * NCCLSIM_STREAM_DEPTH, 1024 by default), and the next enqueue blocks the
+ * NCCLSIM_STREAM_DEPTH, 1022 by default), and the next enqueue blocks the
  * host thread until one completes. Nothing behind the start gate can
  * complete before the start signal, and that signal is sent only once
  * both ranks have enqueued the whole chunk: a chunk, 2 * CHUNK_ITERS + 3
- * operations on rank 0's stream (the start wait, an event record, a put
- * and a wait per iteration, an event record), must therefore stay below
+ * operations on rank 0's stream (the start wait, an event record, two
+ * operations per iteration, an event record), must therefore stay below
  * the stream depth, or the run deadlocks on a GPU. 256 iterations, 515
  * operations, is about half of it. */
 #define CHUNK_ITERS 256
 static int chunk_iters = CHUNK_ITERS;
-static double t_gated; /* per half round trip, host clock, gate included */
 
-/* Per chunk: both ranks enqueue it behind the gate; rank 0's stream opens
- * with a wait for a start signal that rank 1 sends (from a second stream)
- * once both are done, so the ping-pong is run by the stream workers alone;
- * both then synchronise. The start signal goes through a communicator of
- * its own: NCCL runs the operations of one communicator in the order they
- * were issued, across streams (each launch waits for the previous one to
- * complete), so on the ping-pong's communicator rank 1's start signal would
- * wait for rank 1's chunk, which waits for the start signal (communicators
- * are not ordered with each other unless NCCL_LAUNCH_ORDER_IMPLICIT is set).
- * The timed part is the ping-pong alone: two events on rank 0's stream,
- * recorded after the start wait and after the chunk's last wait, time each
- * chunk's 2 * chunk_iters half round trips, and the chunks' times add up. The host clock from the start signal to the end
- * of the synchronise is reported too (gated_half_rtt_ns): it adds each
- * chunk's start-signal handoff and wake-up from the synchronise, which
- * the stream clock leaves out. The enqueue cost is reported on its own. */
+/* One iteration's half: rank 0 sends first and then takes the answer;
+ * rank 1 takes first, then answers. put_signal: ncclPutSignal of 8 bytes
+ * and ncclWaitSignal for its signal; sendrecv: ncclSend and ncclRecv of 8
+ * bytes. */
+static void enqueue_iter(test_t test, int r, cudaStream_t s) {
+  int peer = 1 - r;
+  ncclWaitSignalDesc_t d = {1, peer, 0, 0};
+  char *buf = wins_mem[r];
+  for (int step = 0; step < 2; step++) {
+    bool give = (step == 0) == (r == 0);
+    if (test == PUT_SIGNAL) {
+      if (give)
+        CHECK(ncclPutSignal(buf, 8, ncclUint8, peer, wins[r], 64, 0, 0, 0, comms[r], s) == ncclSuccess,
+              "ncclPutSignal");
+      else CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
+    } else {
+      if (give) CHECK(ncclSend(buf, 8, ncclUint8, peer, comms[r], s) == ncclSuccess, "ncclSend");
+      else CHECK(ncclRecv(buf + 128, 8, ncclUint8, peer, comms[r], s) == ncclSuccess, "ncclRecv");
+    }
+  }
+}
+
+/* n iterations of `test` in chunks. Per chunk: both ranks enqueue it behind
+ * the gate; rank 0's stream opens with a wait for a start signal that rank
+ * 1 sends (from a second stream) once both are done, so the ping-pong is
+ * run by the stream workers alone; both then synchronise. The start signal
+ * goes through a communicator of its own: NCCL runs the operations of one
+ * communicator in the order they were issued, across streams (each launch
+ * waits for the previous one to complete), so on the ping-pong's
+ * communicator rank 1's start signal would wait for rank 1's chunk, which
+ * waits for the start signal (communicators are not ordered with each
+ * other unless NCCL_LAUNCH_ORDER_IMPLICIT is set). The timed part is the
+ * ping-pong alone: two events on rank 0's stream, recorded after the start
+ * wait and after the chunk's last operation, time each chunk's 2 *
+ * chunk_iters half round trips, and the chunks' times add up. The host
+ * clock from the start signal to the end of the synchronise is reported
+ * too (gated_half_rtt_ns): it adds each chunk's start-signal handoff and
+ * wake-up from the synchronise, which the stream clock leaves out. The
+ * enqueue cost is reported on its own. */
+static void pingpong(test_t test, int r, int n, int rep, cudaStream_t s, cudaStream_t s2, cudaEvent_t ev[2]) {
+  int peer = 1 - r;
+  ncclWaitSignalDesc_t d = {1, peer, 0, 0};
+  double enq = 0, run = 0, gated = 0;
+  long calls = 0;
+  for (int done = 0; done < n; done += chunk_iters) {
+    int m = n - done < chunk_iters ? n - done : chunk_iters;
+    pthread_barrier_wait(&bar);
+    double t0 = bench_now();
+    if (r == 0) {
+      CHECK(ncclWaitSignal(1, &d, gates[r], s) == ncclSuccess, "ncclWaitSignal");
+      CHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
+    }
+    for (int i = 0; i < m; i++) enqueue_iter(test, r, s);
+    if (r == 0) CHECK(cudaEventRecord(ev[1], s) == cudaSuccess, "cudaEventRecord");
+    enq += bench_now() - t0;
+    calls += 2 * m + (r == 0 ? 3 : 0);
+    pthread_barrier_wait(&bar);
+    t0 = bench_now();
+    if (r == 1) CHECK(ncclSignal(peer, 0, 0, 0, gates[r], s2) == ncclSuccess, "ncclSignal");
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    gated += bench_now() - t0;
+    if (r == 0) {
+      float ms;
+      CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
+      run += ms * 1e-3;
+    }
+  }
+  if (r == 0 && rep >= 0) {
+    t_enqueue[test][rep] = enq / calls;
+    t_stream[test][rep] = run / (2.0 * n);
+    t_gated[test][rep] = gated / (2.0 * n);
+  }
+}
+
 static void *nccl_rank(void *arg) {
   int r = (int)(intptr_t)arg, peer = 1 - r;
   cudaStream_t s, s2;
@@ -98,7 +169,6 @@ static void *nccl_rank(void *arg) {
   CHECK(cudaStreamCreate(&s2) == cudaSuccess, "cudaStreamCreate");
   for (int e = 0; e < 2; e++) CHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
   ncclWaitSignalDesc_t d = {1, peer, 0, 0};
-  char *src = wins_mem[r];
   /* The gate communicator's first one-sided operation, on both ranks at
    * once: it sets NCCL's one-sided state up and blocks until every rank
    * makes its own, so it cannot be rank 0's first start wait, enqueued
@@ -106,43 +176,19 @@ static void *nccl_rank(void *arg) {
   if (r == 0) CHECK(ncclWaitSignal(1, &d, gates[r], s) == ncclSuccess, "ncclWaitSignal");
   else CHECK(ncclSignal(peer, 0, 0, 0, gates[r], s2) == ncclSuccess, "ncclSignal");
   CHECK(cudaStreamSynchronize(r == 0 ? s : s2) == cudaSuccess, "cudaStreamSynchronize");
-  for (int warm = 0; warm < 2; warm++) {
-    int n = warm ? iters : 1000;
-    double enq = 0, run = 0, gated = 0;
-    long calls = 0;
-    for (int done = 0; done < n; done += chunk_iters) {
-      int m = n - done < chunk_iters ? n - done : chunk_iters;
-      pthread_barrier_wait(&bar);
-      double t0 = bench_now();
-      if (r == 0) {
-        CHECK(ncclWaitSignal(1, &d, gates[r], s) == ncclSuccess, "ncclWaitSignal");
-        CHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
-      }
-      for (int i = 0; i < m; i++) {
-        if (r == 1) CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
-        CHECK(ncclPutSignal(src, 8, ncclUint8, peer, wins[r], 64, 0, 0, 0, comms[r], s) == ncclSuccess,
-              "ncclPutSignal");
-        if (r == 0) CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
-      }
-      if (r == 0) CHECK(cudaEventRecord(ev[1], s) == cudaSuccess, "cudaEventRecord");
-      enq += bench_now() - t0;
-      calls += 2 * m + (r == 0 ? 3 : 0);
-      pthread_barrier_wait(&bar);
-      t0 = bench_now();
-      if (r == 1) CHECK(ncclSignal(peer, 0, 0, 0, gates[r], s2) == ncclSuccess, "ncclSignal");
-      CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
-      gated += bench_now() - t0;
-      if (r == 0) {
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
-        run += ms * 1e-3;
-      }
-    }
-    if (r == 0 && warm) {
-      t_enqueue = enq / calls;
-      t_nccl = run / (2.0 * n);
-      t_gated = gated / (2.0 * n);
-    }
+  /* The first send and receive of each rank connect (NCCL blocks the host
+   * thread until both sides reach theirs): one ungated round first, in a
+   * group, then warm-ups of both tests. */
+  CHECK(ncclGroupStart() == ncclSuccess, "ncclGroupStart");
+  CHECK(ncclSend(wins_mem[r], 8, ncclUint8, peer, comms[r], s) == ncclSuccess, "ncclSend");
+  CHECK(ncclRecv((char *)wins_mem[r] + 128, 8, ncclUint8, peer, comms[r], s) == ncclSuccess, "ncclRecv");
+  CHECK(ncclGroupEnd() == ncclSuccess, "ncclGroupEnd");
+  CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+  for (test_t t = PUT_SIGNAL; t < NTESTS; t++) pingpong(t, r, iters < 1000 ? iters : 1000, -1, s, s2, ev);
+  for (int rep = 0; rep < repeats; rep++) {
+    for (test_t t = PUT_SIGNAL; t < NTESTS; t++) pingpong(t, r, iters, rep, s, s2, ev);
+    pthread_barrier_wait(&bar_main); /* main runs the bare ping-pong */
+    pthread_barrier_wait(&bar_main);
   }
   CHECK(cudaStreamSynchronize(s2) == cudaSuccess, "cudaStreamSynchronize");
   for (int e = 0; e < 2; e++) cudaEventDestroy(ev[e]);
@@ -187,9 +233,22 @@ static void *bare_thread(void *arg) {
   return NULL;
 }
 
+static double bare(void) {
+  pthread_t th[2];
+  atomic_store(&turn, 0);
+  double t0 = bench_now();
+  for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, bare_thread, (void *)(intptr_t)r);
+  for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+  return (bench_now() - t0) / (2.0 * iters);
+}
+
+#define MMM(k, s, fmt) k "=" fmt " " k "_min=" fmt " " k "_max=" fmt, (s).med, (s).min, (s).max
+
 int main(int argc, char **argv) {
   if (argc > 1) iters = atoi(argv[1]);
+  if (argc > 2) repeats = atoi(argv[2]);
   CHECK(iters > 0, "iterations");
+  BENCH_CHECK(repeats >= 1 && repeats <= MAX_REPEATS, "repeats", "1 to 64");
 #ifdef NCCLSIM
   /* Under a shallower simulated stream (NCCLSIM_STREAM_DEPTH), a chunk
    * that fits it: 2 * chunk + 3 operations at most. */
@@ -210,18 +269,43 @@ int main(int argc, char **argv) {
           "ncclCommWindowRegister");
   CHECK(ncclGroupEnd() == ncclSuccess, "ncclGroupEnd");
   pthread_barrier_init(&bar, NULL, 2);
+  pthread_barrier_init(&bar_main, NULL, 3);
   pthread_t th[2];
   for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, nccl_rank, (void *)(intptr_t)r);
+  for (int rep = 0; rep < repeats; rep++) {
+    pthread_barrier_wait(&bar_main); /* the ranks have run this repeat */
+    t_bare[rep] = bare();
+    pthread_barrier_wait(&bar_main);
+  }
   for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
 
-  double t0 = bench_now();
-  for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, bare_thread, (void *)(intptr_t)r);
-  for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
-  double t_bare = (bench_now() - t0) / (2.0 * iters);
-
-  printf("bench=signal_latency iters=%d chunk_iters=%d payload_bytes=8 half_rtt_ns=%.0f bare_half_rtt_ns=%.0f "
-         "ratio=%.2f target_ratio_max=3 gated_half_rtt_ns=%.0f enqueue_ns_per_call=%.0f\n",
-         iters, chunk_iters, t_nccl * 1e9, t_bare * 1e9, t_nccl / t_bare, t_gated * 1e9, t_enqueue * 1e9);
+  char la[64];
+  double v[MAX_REPEATS];
+  bench_spread y = bench_stats(t_bare, repeats);
+  /* put_signal last: bench/trace-cost.sh reads its figures from it. */
+  for (int t = NTESTS - 1; t >= 0; t--) {
+    bench_spread x, z, w, e;
+#define STATS(out, expr)                                  \
+  do {                                                    \
+    for (int i_ = 0; i_ < repeats; i_++) v[i_] = (expr);  \
+    out = bench_stats(v, repeats);                        \
+  } while (0)
+    STATS(x, t_stream[t][i_] * 1e9);
+    STATS(z, t_stream[t][i_] / t_bare[i_]);
+    STATS(w, t_gated[t][i_] * 1e9);
+    STATS(e, t_enqueue[t][i_] * 1e9);
+    printf("bench=signal_latency test=%s iters=%d repeats=%d chunk_iters=%d payload_bytes=8 ", test_names[t], iters,
+           repeats, chunk_iters);
+    printf(MMM("half_rtt_ns", x, "%.0f"));
+    printf(" bare_half_rtt_ns=%.0f bare_half_rtt_ns_min=%.0f bare_half_rtt_ns_max=%.0f ", y.med * 1e9, y.min * 1e9,
+           y.max * 1e9);
+    printf(MMM("ratio", z, "%.2f"));
+    printf(" target_ratio_max=2 ");
+    printf(MMM("gated_half_rtt_ns", w, "%.0f"));
+    printf(" ");
+    printf(MMM("enqueue_ns_per_call", e, "%.0f"));
+    printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
+  }
   for (int r = 0; r < 2; r++) {
     ncclCommWindowDeregister(comms[r], wins[r]);
     ncclMemFree(wins_mem[r]);

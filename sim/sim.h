@@ -136,6 +136,9 @@ void *sim_calloc(size_t n, size_t size);
 void *sim_realloc(void *p, size_t size);
 void *sim_aligned_alloc(size_t align, size_t size);
 void sim_free(void *p);
+/* Counts an allocation served without the allocator (a pool) for the hook:
+ * true if this one must fail. */
+bool sim_alloc_fails(void);
 char *sim_strdup(const char *s);
 
 /* ------------------------------------------------------------------------
@@ -190,17 +193,67 @@ typedef struct sim_waitq {
   _Atomic uint32_t seq;
   _Atomic uint32_t sleepers;
 } sim_waitq;
+/* A waitq on a cache line of its own, for arrays of them that different
+ * threads wake (per rank): neighbours on one line would bounce it. */
+typedef struct sim_waitq_line {
+  _Alignas(64) sim_waitq q;
+} sim_waitq_line;
 #define SIM_WAITQ_INIT {0, 0}
 typedef bool (*sim_ready_fn)(void *arg);
 
 uint64_t sim_now_ns(void);
 /* now + NCCLSIM_TIMEOUT */
 uint64_t sim_deadline(void);
+/* A deadline NCCLSIM_TIMEOUT after the moment it is first needed: a wait
+ * that ends while it spins never reads the clock (a clock read costs as
+ * much as a signal's whole handoff). `at` is 0 until then; every wait that
+ * shares one (the tasks of one launch) ends by the same time. */
+typedef struct sim_due {
+  uint64_t at;
+} sim_due;
+#define SIM_DUE_LAZY ((sim_due){0})
+static inline sim_due sim_due_at(uint64_t deadline_ns) { return (sim_due){deadline_ns ? deadline_ns : 1}; }
+uint64_t sim_due_ns(sim_due *d);
 void sim_waitq_wake(sim_waitq *q);
+/* The wake for a state changed by a sequentially consistent atomic
+ * read-modify-write that every ready() of q's waiters reads with a
+ * sequentially consistent load: a waiter announces itself (a sequentially
+ * consistent increment of `sleepers`) before its last ready(), so a waker
+ * that reads no sleeper after its change needs no wake, and skips the
+ * read-modify-write of `seq`. */
+static inline void sim_waitq_wake_sleepers(sim_waitq *q) {
+  if (atomic_load(&q->sleepers)) sim_waitq_wake(q);
+}
 /* Returns 0 once ready(arg), ETIMEDOUT when deadline_ns passes, ECANCELED
  * when *cancel becomes non-zero (cancel may be NULL). */
 int sim_waitq_wait(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomic int *cancel,
                    uint64_t deadline_ns);
+/* The same, with a deadline set only if the wait has to sleep. */
+int sim_waitq_wait_due(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomic int *cancel, sim_due *due);
+
+/* A count whose waiters wait for it to reach a value of their own: adding
+ * wakes them only when the count reaches the lowest value a sleeper waits
+ * for, not at every step (a stream's completions: a synchronize waits for
+ * the last one, and must not be woken by each). */
+typedef struct sim_count {
+  _Atomic uint64_t value;
+  _Atomic uint64_t want; /* lowest value a sleeper waits for; UINT64_MAX: none */
+  sim_waitq q;
+} sim_count;
+void sim_count_init(sim_count *c);
+/* value += n (release); returns the new value. */
+uint64_t sim_count_add(sim_count *c, uint64_t n);
+static inline uint64_t sim_count_get(const sim_count *c) {
+  return atomic_load_explicit(&((sim_count *)c)->value, memory_order_acquire);
+}
+/* Waits until the count reaches target (0) or deadline_ns passes
+ * (ETIMEDOUT): 64 polls, then sleeps. */
+int sim_count_wait(sim_count *c, uint64_t target, uint64_t deadline_ns);
+/* The same with `yields` more polls, each after a sched_yield, before it
+ * sleeps. */
+int sim_count_wait_spin(sim_count *c, uint64_t target, uint64_t deadline_ns, int64_t yields);
+/* Online CPUs (read once). */
+int sim_ncpus(void);
 
 /* ------------------------------------------------------------------------
  * Host threads blocked by NCCL's rules (util/block.c). Real NCCL blocks
@@ -268,6 +321,9 @@ bool sim_mem_lookup(const void *p, sim_alloc_info *out);
  * (memory outside the registry is host memory and is not checked). On
  * failure logs a WARN naming `what` and returns false. */
 bool sim_mem_check_range(const void *p, size_t bytes, const char *what);
+/* The same for p within allocation a (from sim_mem_lookup); the WARN
+ * names "what arg". */
+bool sim_mem_range_in(const sim_alloc_info *a, const void *p, size_t bytes, const char *what, const char *arg);
 /* Device of p: the allocation's device, or -1 for host/unknown memory. */
 int sim_mem_device(const void *p);
 /* This process's live allocations and their bytes (leak checks). */
@@ -281,7 +337,12 @@ void sim_mem_stats(size_t *count, size_t *bytes);
  * cudaSuccess. release() frees the op; it is called after run(). */
 typedef struct sim_op sim_op;
 struct sim_op {
-  sim_op *next;
+  _Atomic(sim_op *) next; /* the stream's queue (cuda/stream.c) */
+  /* Optional: the part of the op that never blocks, run before the op
+   * before it is released (its release is then off the path from that
+   * op's end to this one's effect); run() follows, with the same
+   * stream_err. */
+  void (*start)(sim_op *op, cudaError_t stream_err);
   cudaError_t (*run)(sim_op *op, cudaError_t stream_err);
   void (*release)(sim_op *op);
   const char *what;
@@ -297,7 +358,17 @@ typedef struct CUstream_st sim_stream;
  * NULL with *err = cudaErrorInvalidResourceHandle for a destroyed or foreign
  * handle. */
 sim_stream *sim_stream_resolve(cudaStream_t s, cudaError_t *err);
+/* The same without a WARN: NULL for a handle that is not a live stream. */
+sim_stream *sim_stream_find(cudaStream_t s);
 int sim_stream_device(sim_stream *s);
+/* Runs fn on the op s's worker runs now, if any; the op is not released
+ * until fn returns (the worker waits). fn must not wait for s. */
+void sim_stream_peek(sim_stream *s, void (*fn)(sim_op *op, void *arg), void *arg);
+/* Per-stream op pools: `size` zeroed bytes, 64-aligned, for an op to be
+ * enqueued on s (s may be NULL: plain memory), and their return from any
+ * thread. NULL out of memory; every call counts for the allocation hook. */
+void *sim_stream_op_alloc(sim_stream *s, size_t size);
+void sim_stream_op_free(void *p);
 /* Appends op. With NCCLSIM_STREAM_DEPTH ops pending on s, blocks the host
  * thread until one completes, as CUDA does: cudaErrorTimeout after
  * NCCLSIM_TIMEOUT, cudaErrorLaunchFailure when only this thread could ever
@@ -336,10 +407,15 @@ typedef struct sim_rv_ops {
   ncclResult_t (*complete)(sim_rv *rv, void *arg);
   /* Frees what the payload owns, as the round goes (may be NULL). */
   void (*release)(sim_rv *rv);
+  /* Its callers never read sim_rv_deadline: no clock read at the open (a
+   * collective opens a round per call). */
+  bool untimed;
 } sim_rv_ops;
 typedef struct sim_rv_table {
   pthread_mutex_t lock;
   sim_rv *open; /* rounds not yet complete, under lock */
+  sim_rv *spare; /* freed rounds kept for reuse, under lock */
+  int nspare;
   sim_waitq wq; /* woken at every arrival and departure */
 } sim_rv_table;
 /* DETACHED: see above. ONCE: a rank already in the round is no error: the
@@ -360,6 +436,8 @@ ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key,
 /* Waits, holding rv, until it completes (0), deadline_ns passes
  * (ETIMEDOUT) or *cancel becomes non-zero (ECANCELED; cancel may be NULL). */
 int sim_rv_wait(sim_rv_table *t, sim_rv *rv, const _Atomic int *cancel, uint64_t deadline_ns);
+/* The same, with a deadline set only if the wait has to sleep. */
+int sim_rv_wait_due(sim_rv_table *t, sim_rv *rv, const _Atomic int *cancel, sim_due *due);
 /* Leaves rv: its result if complete, else the rank withdraws and
  * ncclInProgress is returned. rv may be freed: do not touch it after. */
 ncclResult_t sim_rv_leave(sim_rv_table *t, sim_rv *rv, int rank);
@@ -422,12 +500,15 @@ typedef struct sim_area {
 void sim_comm_poll(ncclComm_t comm);
 extern const sim_area sim_area_p2p, sim_area_rma, sim_area_coll, sim_area_dev;
 
-/* An outstanding operation, listed while posted and not complete, so that a
- * timeout can say what every rank was doing. */
-typedef struct sim_pending {
-  struct sim_pending *prev, *next;
-  void (*describe)(struct sim_pending *p, char *buf, size_t len);
-} sim_pending;
+/* A stream a rank has launched work on. A rank's outstanding operations
+ * are the posted tasks of what its streams run now, which is where the
+ * timeout dump looks (sim_stream_peek): nothing is listed or unlisted per
+ * operation. Pushed at the rank's first launch on the stream; freed with
+ * the comm. */
+typedef struct sim_comm_stream {
+  struct sim_comm_stream *next;
+  sim_stream *s;
+} sim_comm_stream;
 
 enum { SIM_COMM_MAGIC = 0x4e43534du };
 typedef enum {
@@ -456,7 +537,7 @@ struct sim_clique {
   /* One wait queue per rank, for waits on objects a peer may free as soon
    * as it sees them complete (a task): the waker wakes the waiter's rank
    * queue, which lives as long as the clique, never the object itself. */
-  sim_waitq *rank_wq;
+  sim_waitq_line *rank_wq;
   /* Ranks as processes: the live cliques of the job (comm/clique.c), and
    * the first rank whose process exited (0 pid: none). */
   struct sim_clique *live_prev, *live_next;
@@ -478,8 +559,8 @@ static inline int sim_clique_exited(sim_clique *c, int *rank) {
 
 /* The wait queue of `rank`, and a wake of it. Safe to call while the waker's
  * own comm is alive, whatever became of the object that completed. */
-static inline sim_waitq *sim_rank_wq(sim_clique *c, int rank) { return &c->rank_wq[rank]; }
-static inline void sim_wake_rank(sim_clique *c, int rank) { sim_waitq_wake(&c->rank_wq[rank]); }
+static inline sim_waitq *sim_rank_wq(sim_clique *c, int rank) { return &c->rank_wq[rank].q; }
+static inline void sim_wake_rank(sim_clique *c, int rank) { sim_waitq_wake(&c->rank_wq[rank].q); }
 
 struct ncclComm {
   uint32_t magic; /* SIM_COMM_MAGIC while alive, 0 after free */
@@ -495,8 +576,9 @@ struct ncclComm {
   _Atomic uint64_t mem_bytes; /* simulator memory held for this rank (ncclCommMemStats) */
   sim_waitq inflight_wq;
   ncclsimCommOptions_t opts; /* GIN types etc., fixed at init */
-  pthread_mutex_t lock;       /* guards pending, last_error */
-  sim_pending pending;        /* list head */
+  pthread_mutex_t lock;       /* guards last_error; the timeout dump describes the rank's tasks under it */
+  _Atomic(sim_comm_stream *) streams; /* every stream it launched on, newest first */
+  _Atomic(sim_stream *) last_stream;  /* the submitter's last one, found in streams */
   char last_error[512];
   uint64_t split_count; /* this rank's ncclCommSplit/Shrink calls so far */
   uint64_t ntasks;      /* NCCL operations submitted so far */
@@ -535,8 +617,6 @@ ncclResult_t sim_comm_check_mgmt(ncclComm_t comm, const char *op);
 ncclResult_t sim_comm_fail(ncclComm_t comm, ncclResult_t res, const char *fmt, ...) SIM_PRINTF(3, 4);
 /* Dumps every rank's outstanding operations (once per clique and incident). */
 void sim_clique_dump_pending(sim_clique *c, const char *why);
-void sim_comm_pending_add(ncclComm_t comm, sim_pending *p);
-void sim_comm_pending_del(ncclComm_t comm, sim_pending *p);
 /* The cancel flag a rank's waits in operations pass to sim_waitq_wait. */
 static inline const _Atomic int *sim_comm_cancel(ncclComm_t comm) { return &comm->cancel; }
 /* Ends every rank's operations at once (ncclCommAbort, a dead process, a
@@ -557,13 +637,15 @@ void sim_clique_abort(sim_clique *c);
  * post(): announce the operation to peers; must not block for long. On
  *         failure it leaves nothing posted (peers cannot see the task).
  * wait(): called only after a successful post; blocks until done, using
- *         sim_waitq_wait with the given deadline and sim_comm_cancel(). On
+ *         sim_waitq_wait_due with the given deadline (set only if a wait
+ *         has to sleep; shared by the launch's tasks) and
+ *         sim_comm_cancel(). On
  *         timeout return ncclTimeout, on cancel ncclRemoteError, in both
  *         cases after withdrawing anything peers could still touch.
  * describe(): one line for the timeout dump: the call, its arguments, and
- *         what it still waits for. The machinery lists the task as pending
+ *         what it still waits for. The machinery shows the task as pending
  *         between post and the end of wait.
- * release(): free the task.
+ * release(): free the task (sim_task_free, for memory from sim_task_alloc).
  * commit(): optional; called once per task, in call order, when it is sure
  *         to be launched (outside a group at submit, inside one at
  *         ncclGroupEnd): a task refused, dropped with a failed group or by
@@ -574,7 +656,7 @@ void sim_clique_abort(sim_clique *c);
 struct sim_task_ops {
   const char *name; /* "ncclSend", ... */
   ncclResult_t (*post)(sim_task *t);
-  ncclResult_t (*wait)(sim_task *t, uint64_t deadline_ns);
+  ncclResult_t (*wait)(sim_task *t, sim_due *due);
   void (*describe)(sim_task *t, char *buf, size_t len);
   void (*release)(sim_task *t);
   void (*commit)(sim_task *t);
@@ -600,7 +682,8 @@ struct sim_task {
   sim_conn_kind conn; /* set by the area */
   int conn_peer;
   size_t bytes;        /* bytes this rank moves, for ncclGroupSimulateEnd's model */
-  sim_pending pending; /* managed by the machinery */
+  sim_op op;           /* the first task of a launch is its stream op (core/task.c) */
+  _Atomic bool listed; /* posted and not yet waited: the timeout dump shows it */
   ncclResult_t result; /* set by the machinery */
   /* For the timeline (core/trace.c), set by the area: the peer (has_peer)
    * and the number that pairs the operation with its peers' (has_seq): a
@@ -614,6 +697,13 @@ struct sim_task {
 /* Validates the stream, then launches the task now (outside a group) or at
  * ncclGroupEnd. On error the task is released and the error returned. */
 ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream);
+/* A task's memory: `size` zeroed bytes, 64-aligned, from the op pool of
+ * the stream it will be submitted on (any stream handle: a bad one gets plain memory,
+ * and submit refuses it), so that the worker that releases it hands it
+ * back to the next enqueue without the allocator. NULL out of memory; the
+ * allocation hook (ncclsimAllocFailAfter) counts every call. */
+void *sim_task_alloc(size_t size, cudaStream_t stream);
+void sim_task_free(sim_task *t);
 /* Real NCCL's first-use connections (core/connect.c): before a launch,
  * every task of blocking communicators whose connection is not yet set up
  * makes its rank arrive there, then the host thread waits until the peers
@@ -684,6 +774,12 @@ void sim_trace_clique_fini(sim_clique *c);
 void sim_trace_enqueue(sim_task *t);
 void sim_trace_begin(sim_task *t);
 void sim_trace_end(sim_task *t);
+/* A worker's begin takes the time of its last end, which it follows at
+ * once (one clock read per operation, not two), unless the worker called
+ * this in between: before it waits for work, and before it runs an op
+ * that is not a launch (a copy, an event wait), whose time is not its
+ * next operation's. */
+void sim_trace_idle(void);
 /* Flight recorder: writes every live clique's rings to NCCLSIM_TRACE_DUMP,
  * once per clique c and incident (c may be NULL: always). Returns the
  * file's name (static storage), or NULL when nothing was written. */

@@ -31,17 +31,6 @@
 #include "../transport.h"
 #include "coll_internal.h"
 
-typedef enum {
-  C_ALLREDUCE,
-  C_BROADCAST,
-  C_REDUCE,
-  C_ALLGATHER,
-  C_REDUCESCATTER,
-  C_ALLTOALL,
-  C_GATHER,
-  C_SCATTER
-} coll_kind;
-
 static const struct {
   const char *name;
   bool reduces, rooted;
@@ -69,28 +58,10 @@ typedef struct coll_task {
   int root;
   uint64_t seq;
   sim_rv *round; /* while posted */
-  unsigned char *tmp; /* COLL_TMP_BYTES, 64-aligned, then COLL_BLOCK * 8 of stage: in this allocation */
 } coll_task;
 
-/* The round's payload: the plan, fixed at completion. */
-typedef struct coll_slot {
-  uint64_t seq;
-  int nranks;
-  const sim_transport *tp;
-  coll_kind kind;
-  ncclDataType_t dt;
-  red_kind red;
-  int root;
-  size_t esize, bcount, slice, spb, njobs; /* elements per block and slice; slices per block */
-  bool stream; /* large: write results with non-temporal stores */
-  _Atomic size_t next_job, done_jobs;
-  const unsigned char **send; /* by rank, mapped */
-  unsigned char **recv;
-  unsigned char *scalars; /* 8 bytes per rank */
-} coll_slot;
-
 /* A round's slot for `rank`: that rank's task. */
-static coll_task *task_of(sim_rv *rv, int rank) { return *(coll_task **)sim_rv_slot(rv, rank); }
+static coll_task *task_of(sim_rv *rv, int rank) { return coll_rank_of(rv, rank)->task; }
 
 /* ---------------------------------------------------------------- area */
 
@@ -110,13 +81,6 @@ static ncclResult_t coll_clique_init(sim_clique *c) {
   sim_rv_table_init(&st->rounds);
   c->area[SIM_AREA_COLL] = st;
   return ncclSuccess;
-}
-
-static void plan_free(sim_rv *rv) {
-  coll_slot *s = sim_rv_payload(rv);
-  sim_free(s->send);
-  sim_free(s->recv);
-  sim_free(s->scalars);
 }
 
 static void coll_clique_fini(sim_clique *c) {
@@ -170,12 +134,13 @@ static void coll_describe(sim_task *base, char *buf, size_t len) {
   if (n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " #%llu", (unsigned long long)t->seq);
   sim_rv *rv = t->round;
   if (n < 0 || (size_t)n >= len || !rv) return;
-  coll_slot *s = sim_rv_payload(rv);
+  coll_plan *p = sim_rv_payload(rv);
   if (!sim_rv_done(rv))
     snprintf(buf + n, len - (size_t)n, ": waiting for the other ranks' call #%llu (%d of %d posted)",
              (unsigned long long)t->seq, sim_rv_arrived(rv), sim_rv_nranks(rv));
   else
-    snprintf(buf + n, len - (size_t)n, ": running (%zu of %zu slices done)", atomic_load(&s->done_jobs), s->njobs);
+    snprintf(buf + n, len - (size_t)n, ": running (%zu of %zu slices done)", (size_t)sim_count_get(&p->done),
+             p->njobs);
 }
 
 /* ---------------------------------------------------------------- plan */
@@ -228,163 +193,52 @@ static void fail_mismatch(sim_rv *rv) {
                   "%s (ncclsim checks this; real NCCL would hang or corrupt memory)", msg);
 }
 
-static ncclResult_t plan(sim_rv *rv, sim_clique *c) {
-  coll_slot *s = sim_rv_payload(rv);
+static red_kind red_of(const coll_task *t) {
+  switch (t->op_class) {
+  case ncclSum: return RED_SUM;
+  case ncclProd: return RED_PROD;
+  case ncclMax: return RED_MAX;
+  case ncclMin: return RED_MIN;
+  case ncclAvg: return sim_dtype_is_float(t->dt) ? RED_PREMULSUM : RED_SUMPOSTDIV;
+  default: return RED_PREMULSUM;
+  }
+}
+
+/* The plan of a matched round: the call's shape from rank 0's task, each
+ * rank's buffers and factor being in its slot already. */
+static void plan(sim_rv *rv, sim_clique *c) {
+  coll_plan *p = sim_rv_payload(rv);
   const coll_task *t0 = task_of(rv, 0);
-  int n = sim_rv_nranks(rv);
-  s->seq = sim_rv_key(rv);
-  s->nranks = n;
-  s->tp = c->tp;
-  s->kind = t0->kind;
-  s->dt = t0->dt;
-  s->root = t0->root;
-  s->esize = sim_dtype_size(t0->dt);
-  s->bcount = t0->count;
-  s->send = sim_calloc((size_t)n, sizeof *s->send);
-  s->recv = sim_calloc((size_t)n, sizeof *s->recv);
-  s->scalars = sim_calloc((size_t)n, 8);
-  if (!s->send || !s->recv || !s->scalars) return ncclSystemError;
-  for (int r = 0; r < n; r++) {
-    const coll_task *t = task_of(rv, r);
-    s->send[r] = t->send ? c->tp->map_peer(c, r, (void *)t->send) : NULL;
-    s->recv[r] = t->recv ? c->tp->map_peer(c, r, t->recv) : NULL;
-  }
-  if (kinds[s->kind].reduces) {
-    switch (t0->op_class) {
-    case ncclSum: s->red = RED_SUM; break;
-    case ncclProd: s->red = RED_PROD; break;
-    case ncclMax: s->red = RED_MAX; break;
-    case ncclMin: s->red = RED_MIN; break;
-    case ncclAvg: s->red = sim_dtype_is_float(s->dt) ? RED_PREMULSUM : RED_SUMPOSTDIV; break;
-    default: s->red = RED_PREMULSUM; break;
-    }
-    for (int r = 0; r < n && s->red == RED_PREMULSUM; r++) {
-      const coll_task *t = task_of(rv, r);
-      unsigned char *dst = s->scalars + 8 * (size_t)r;
-      if (t->op_class == ncclAvg) sim_avg_scalar(s->dt, n, dst);
-      else if (!t->redop.device) memcpy(dst, t->redop.scalar, s->esize);
-      else memcpy(dst, c->tp->map_peer(c, r, (void *)t->redop.scalar_ptr), s->esize); /* read as it runs */
-    }
-  }
-  size_t nblocks = 1;
-  switch (s->kind) {
-  case C_ALLGATHER:
-  case C_REDUCESCATTER:
-  case C_GATHER:
-  case C_SCATTER: nblocks = (size_t)n; break;
-  case C_ALLTOALL: nblocks = (size_t)n * (size_t)(n + 1) / 2; break;
-  default: break;
-  }
-  /* Slices of 64 KiB .. 1 MiB, about four per rank, so that the ranks
-   * share the work evenly and each slice is worth an atomic. */
-  size_t total = nblocks * s->bcount * s->esize, bytes = total / (4 * (size_t)n);
-  if (bytes < 65536) bytes = 65536;
-  if (bytes > 1048576) bytes = 1048576;
-  /* Past 4 MiB of results, which the cache would not keep for the reader
-   * anyway, stores bypass the cache: no read for ownership, a third less
-   * memory traffic for the reductions. */
-  s->stream = total >= ((size_t)4 << 20);
-  s->slice = bytes / s->esize;
-  s->spb = (s->bcount + s->slice - 1) / s->slice;
-  s->njobs = nblocks * s->spb;
-  return ncclSuccess;
-}
-
-/* ---------------------------------------------------------------- work */
-
-static void copy_to(const coll_slot *s, unsigned char *dst, const unsigned char *src, size_t bytes) {
-  if (dst == src) return;
-  if (s->stream) s->tp->copy_stream(dst, src, bytes);
-  else s->tp->copy(dst, src, bytes);
-}
-
-/* Reduces len elements at inoff of every rank's send buffer into each of
- * outs. Streaming, a block is reduced into `stage` (in cache) and stored
- * from there to every output; else into outs[0], copied to the others. */
-static void reduce_job(coll_slot *s, size_t inoff, unsigned char **outs, int nouts, size_t len, void *tmp,
-                       unsigned char *stage) {
-  const void *in[64], **inp = in;
-  int n = s->nranks;
-  if (n > 64 && !(inp = sim_malloc((size_t)n * sizeof *inp))) inp = NULL;
-  red_args a = {s->dt, s->red, n, inp, s->scalars};
-  for (size_t done = 0; done < len && inp; done += COLL_BLOCK) {
-    size_t m = len - done < COLL_BLOCK ? len - done : COLL_BLOCK, b = done * s->esize;
-    for (int r = 0; r < n; r++) inp[r] = s->send[r] + inoff + b;
-    if (s->stream) {
-      sim_reduce_block(&a, m, stage, tmp);
-      for (int o = 0; o < nouts; o++) s->tp->copy_stream(outs[o] + b, stage, m * s->esize);
-    } else {
-      sim_reduce_block(&a, m, outs[0] + b, tmp);
-      for (int o = 1; o < nouts; o++) copy_to(s, outs[o] + b, outs[0] + b, m * s->esize);
-    }
-  }
-  if (inp != in) sim_free(inp);
-}
-
-/* Unordered pair (i, j), i <= j, number b of n(n+1)/2. */
-static void pair_of(size_t b, int n, int *i, int *j) {
-  int a = 0;
-  while (b >= (size_t)(n - a)) b -= (size_t)(n - a++);
-  *i = a;
-  *j = a + (int)b;
-}
-
-static void run_job(coll_slot *s, size_t k, unsigned char *tmp, unsigned char *stage) {
-  int n = s->nranks, root = s->root;
-  size_t b = k / s->spb, off = (k % s->spb) * s->slice;
-  size_t len = s->bcount - off < s->slice ? s->bcount - off : s->slice;
-  size_t es = s->esize, boff = off * es, bytes = len * es, blk = s->bcount * es;
-  unsigned char *outs[64];
-  switch (s->kind) {
-  case C_ALLREDUCE: {
-    unsigned char **o = outs;
-    if (n > 64 && !(o = sim_malloc((size_t)n * sizeof *o))) return;
-    for (int r = 0; r < n; r++) o[r] = s->recv[r] + boff;
-    reduce_job(s, boff, o, n, len, tmp, stage);
-    if (o != outs) sim_free(o);
-    break;
-  }
-  case C_REDUCE:
-    outs[0] = s->recv[root] + boff;
-    reduce_job(s, boff, outs, 1, len, tmp, stage);
-    break;
-  case C_REDUCESCATTER:
-    outs[0] = s->recv[b] + boff;
-    reduce_job(s, b * blk + boff, outs, 1, len, tmp, stage);
-    break;
-  case C_BROADCAST:
-    for (int r = 0; r < n; r++) copy_to(s, s->recv[r] + boff, s->send[root] + boff, bytes);
-    break;
-  case C_ALLGATHER:
-    for (int r = 0; r < n; r++) copy_to(s, s->recv[r] + b * blk + boff, s->send[b] + boff, bytes);
-    break;
-  case C_GATHER: copy_to(s, s->recv[root] + b * blk + boff, s->send[b] + boff, bytes); break;
-  case C_SCATTER: copy_to(s, s->recv[b] + boff, s->send[root] + b * blk + boff, bytes); break;
-  case C_ALLTOALL: {
-    int i, j;
-    pair_of(b, n, &i, &j);
-    if (i == j) {
-      copy_to(s, s->recv[i] + i * blk + boff, s->send[i] + i * blk + boff, bytes);
-      break;
-    }
-    for (size_t d = 0; d < bytes; d += COLL_TMP_BYTES - 64) {
-      size_t m = bytes - d < COLL_TMP_BYTES - 64 ? bytes - d : COLL_TMP_BYTES - 64, x = boff + d;
-      s->tp->copy(tmp, s->send[i] + j * blk + x, m); /* i -> j, staged: in place it is i's output */
-      s->tp->copy(s->recv[i] + j * blk + x, s->send[j] + i * blk + x, m);
-      s->tp->copy(s->recv[j] + i * blk + x, tmp, m);
-    }
-    break;
-  }
-  }
+  p->seq = sim_rv_key(rv);
+  p->nranks = sim_rv_nranks(rv);
+  p->tp = c->tp;
+  p->kind = t0->kind;
+  p->dt = t0->dt;
+  p->root = t0->root;
+  p->esize = sim_dtype_size(t0->dt);
+  p->bcount = t0->count;
+  p->red = red_of(t0);
+  coll_plan_jobs(p, rv);
 }
 
 /* ------------------------------------------------------------- the task */
 
 static coll_state *state_of(sim_clique *c) { return c->area[SIM_AREA_COLL]; }
 
+/* Collectives this small (bytes per rank) are run whole by the arrival
+ * that completes the round, before it publishes it: the others find the
+ * result done, with no job to claim or count (for a few cache lines,
+ * each handoff between threads costs more than the work). */
+#define COLL_INLINE_BYTES 4096
+
+typedef struct {
+  sim_clique *c;
+  int rank; /* of the completing arrival */
+} complete_arg;
+
 /* The round's completion: compare every rank's call, then plan. */
 static ncclResult_t coll_complete(sim_rv *rv, void *arg) {
-  sim_clique *c = arg;
+  complete_arg *a = arg;
   int n = sim_rv_nranks(rv);
   bool same = true;
   for (int r = 1; r < n; r++) same = same && same_call(task_of(rv, 0), task_of(rv, r));
@@ -392,38 +246,45 @@ static ncclResult_t coll_complete(sim_rv *rv, void *arg) {
     fail_mismatch(rv);
     return ncclInvalidUsage;
   }
-  ncclResult_t res = plan(rv, c);
-  if (res != ncclSuccess) /* every rank learns it in wait() */
-    for (int r = 0; r < n; r++)
-      sim_comm_fail(task_of(rv, r)->base.comm, res, "%s: out of memory planning collective #%llu",
-                    task_of(rv, r)->fn, (unsigned long long)sim_rv_key(rv));
-  return res;
+  plan(rv, a->c);
+  coll_plan *p = sim_rv_payload(rv);
+  if (p->bcount * p->esize <= COLL_INLINE_BYTES) coll_work(p, rv, a->rank);
+  return ncclSuccess;
 }
 
-static const sim_rv_ops coll_rv = {"collective", "collective sequence number", sizeof(coll_slot),
-                                   sizeof(coll_task *), coll_complete, plan_free};
+static const sim_rv_ops coll_rv = {"collective", "collective sequence number", sizeof(coll_plan),
+                                   sizeof(coll_rank), coll_complete, NULL, true};
 
+/* Arrives with the rank's slot: its task, its buffers mapped for the
+ * others, and its PreMulSum factor (a device scalar is read now, as the
+ * operation runs). */
 static ncclResult_t coll_post(sim_task *base) {
   coll_task *t = (coll_task *)base;
   sim_clique *c = base->comm->clique;
+  int me = base->comm->rank;
+  coll_rank slot;
+  memset(&slot, 0, sizeof slot);
+  slot.task = t;
+  slot.send = t->send ? c->tp->map_peer(c, me, (void *)t->send) : NULL;
+  slot.recv = t->recv ? c->tp->map_peer(c, me, t->recv) : NULL;
+  if (kinds[t->kind].reduces && red_of(t) == RED_PREMULSUM) {
+    if (t->op_class == ncclAvg) sim_avg_scalar(t->dt, c->nranks, slot.scalar);
+    else if (!t->redop.device) memcpy(slot.scalar, t->redop.scalar, sim_dtype_size(t->dt));
+    else memcpy(slot.scalar, c->tp->map_peer(c, me, (void *)t->redop.scalar_ptr), sim_dtype_size(t->dt));
+  }
+  complete_arg a = {c, me};
   sim_rv *rv;
-  SIM_CHECK(sim_rv_arrive(&state_of(c)->rounds, &coll_rv, t->seq, c->nranks, c->nranks, base->comm->rank, 0, &t, c,
-                          &rv));
+  SIM_CHECK(sim_rv_arrive(&state_of(c)->rounds, &coll_rv, t->seq, c->nranks, c->nranks, me, 0, &slot, &a, &rv));
   set_round(t, rv);
   return ncclSuccess;
 }
 
-static bool slot_done(void *arg) {
-  coll_slot *s = arg;
-  return atomic_load_explicit(&s->done_jobs, memory_order_acquire) == s->njobs;
-}
-
-static ncclResult_t coll_wait(sim_task *base, uint64_t deadline) {
+static ncclResult_t coll_wait(sim_task *base, sim_due *due) {
   coll_task *t = (coll_task *)base;
   sim_clique *c = base->comm->clique;
   sim_rv_table *rounds = &state_of(c)->rounds;
   sim_rv *rv = t->round;
-  int rc = sim_rv_wait(rounds, rv, sim_comm_cancel(base->comm), deadline);
+  int rc = sim_rv_wait_due(rounds, rv, sim_comm_cancel(base->comm), due);
   if (rc != 0) {
     /* Withdraw unless the round completed meanwhile (then carry on). The
      * timeout dump reads t->round under the comm's lock: unpublish it
@@ -437,23 +298,26 @@ static ncclResult_t coll_wait(sim_task *base, uint64_t deadline) {
     res = (ncclResult_t)atomic_load(&base->comm->async_error);
     if (res == ncclSuccess) res = ncclInvalidUsage;
   } else {
-    coll_slot *s = sim_rv_payload(rv);
-    size_t k;
-    while ((k = atomic_fetch_add_explicit(&s->next_job, 1, memory_order_relaxed)) < s->njobs) {
-      run_job(s, k, t->tmp, t->tmp + COLL_TMP_BYTES);
-      if (s->stream) s->tp->fence(); /* the stores land before the job counts */
-      if (atomic_fetch_add_explicit(&s->done_jobs, 1, memory_order_acq_rel) + 1 == s->njobs)
-        sim_waitq_wake(&rounds->wq);
+    coll_plan *p = sim_rv_payload(rv);
+    if (!coll_done(p)) {
+      coll_work(p, rv, base->comm->rank);
+      /* Jobs never block, so the ranks running the rest finish: no
+       * deadline. A rank with nothing left polls (NCCLSIM_SPIN) before it
+       * sleeps: a futex sleep and wake per call costs more than the work
+       * of a 1 MiB allreduce. Only with more ranks than cores and jobs
+       * of more than 256 KiB, which take longer than a sleep and a wake,
+       * does it sleep at once, not taking turns from the ranks with jobs. */
+      bool sleep_now = p->nranks > sim_ncpus() && p->slice * p->esize > ((size_t)256 << 10);
+      int64_t yields = sleep_now ? 0 : sim_param_int(SIM_P_SPIN);
+      sim_count_wait_spin(&p->done, p->njobs, UINT64_MAX, yields);
     }
-    /* Jobs never block, so the ranks running the rest finish: no deadline. */
-    sim_waitq_wait(&rounds->wq, slot_done, s, NULL, UINT64_MAX);
   }
   set_round(t, NULL);
   sim_rv_leave(rounds, rv, base->comm->rank);
   return res;
 }
 
-static void coll_release(sim_task *base) { sim_free(base); }
+static void coll_release(sim_task *base) { sim_task_free(base); }
 
 /* The sequence number is taken only by a collective sure to launch: one
  * refused or dropped with its group takes none, or every later collective
@@ -544,11 +408,8 @@ static ncclResult_t enqueue(coll_kind kind, const char *fn, const void *send, vo
     return sim_group_error(res);
   /* NCCL returns at once from a collective of no elements: no rendezvous. */
   if (count == 0) return ncclSuccess;
-  /* Scratch of the reduction, then the stage of streamed results. */
-  coll_task *t = sim_malloc(sizeof *t + COLL_TMP_BYTES + COLL_BLOCK * 8 + 64);
+  coll_task *t = sim_task_alloc(sizeof *t, stream);
   if (!t) return sim_group_error(ncclSystemError);
-  memset(t, 0, sizeof *t);
-  t->tmp = (unsigned char *)(((uintptr_t)(t + 1) + 63) & ~(uintptr_t)63);
   t->base = (sim_task){.ops = &task_ops[kind], .comm = comm, .conn = SIM_CONN_COLL};
   t->kind = kind;
   t->fn = fn;

@@ -1,7 +1,7 @@
 /*
  * sim/coll/coll_internal.h — what the files of sim/coll/ share: software
- * conversions of the narrow floats, the reduction kernels and the
- * per-rank table of PreMulSum ops.
+ * conversions of the narrow floats, the reduction kernels, the per-rank
+ * table of PreMulSum ops, and a matched collective's plan and jobs.
  */
 #ifndef NCCLSIM_COLL_INTERNAL_H_
 #define NCCLSIM_COLL_INTERNAL_H_
@@ -54,13 +54,24 @@ typedef struct {
   red_kind kind;
   int nin;
   const void *const *in; /* nin inputs, each at the block's first element */
-  const unsigned char *scalars; /* PREMULSUM: nin scalars of 8 bytes, each one element of dt */
+  /* PREMULSUM: nin scalars, each one element of dt at the start of 8
+   * bytes, scalar_stride bytes apart */
+  const unsigned char *scalars;
+  size_t scalar_stride;
 } red_args;
 
 /* Reduces n <= COLL_BLOCK elements of the nin inputs into `out` (which may
  * alias any input exactly: every input is read before out is written).
- * tmp has COLL_TMP_BYTES bytes, 64-aligned. */
+ * tmp has n * 12 + 64 bytes (COLL_TMP_BYTES for COLL_BLOCK), 64-aligned. */
 void sim_reduce_block(const red_args *a, size_t n, void *out, void *tmp);
+/* The same straight into each of nout outputs (any of which may alias an
+ * input exactly), with no scratch: a strip of 64 bytes of every input at
+ * a time, reduced in registers and stored to every output, so each input
+ * is read once and each output written once. Sum, product, max and min of
+ * the integer types, float32 and float64, in rank order as
+ * sim_reduce_block (the same bits); false, having done nothing, for
+ * anything else. */
+bool sim_reduce_fused(const red_args *a, size_t n, void *const *out, int nout);
 /* The scalar of ncclAvg on floats: 1/nranks as one element of dt. */
 void sim_avg_scalar(ncclDataType_t dt, int nranks, void *out8);
 
@@ -90,5 +101,62 @@ typedef struct {
   _Atomic uint64_t *seq; /* per rank: its next collective's sequence number */
   sim_redop **ops;       /* per rank, under lock */
 } coll_state;
+
+/* ---- work.c: a matched collective's plan and jobs. ---- */
+typedef enum {
+  C_ALLREDUCE,
+  C_BROADCAST,
+  C_REDUCE,
+  C_ALLGATHER,
+  C_REDUCESCATTER,
+  C_ALLTOALL,
+  C_GATHER,
+  C_SCATTER
+} coll_kind;
+
+/* A rank's slot in the collective's round: what it brought at its arrival
+ * (its buffers mapped for the other ranks, its PreMulSum factor), and its
+ * share of the jobs, which the plan sets. The round aligns slots of 64
+ * bytes or more to cache lines: each rank claims from its own counter. */
+typedef struct coll_rank {
+  struct coll_task *task;
+  const unsigned char *send;
+  unsigned char *recv;
+  unsigned char scalar[8]; /* PREMULSUM: this rank's factor, one element of dt */
+  _Atomic size_t next;     /* its next job to claim; its share is [start, end) */
+  size_t start, end;
+  unsigned char pad[8];
+} coll_rank;
+
+static inline coll_rank *coll_rank_of(sim_rv *rv, int rank) { return (coll_rank *)sim_rv_slot(rv, rank); }
+static inline size_t coll_rank_stride(sim_rv *rv) {
+  return (size_t)((unsigned char *)sim_rv_slot(rv, 1) - (unsigned char *)sim_rv_slot(rv, 0));
+}
+
+/* The round's payload: the plan, fixed at completion. */
+typedef struct coll_plan {
+  uint64_t seq;
+  int nranks;
+  const struct sim_transport *tp;
+  coll_kind kind;
+  ncclDataType_t dt;
+  red_kind red;
+  int root;
+  size_t esize, bcount, slice, spb, njobs; /* elements per block and slice; slices per block */
+  bool stream; /* large: write results around the cache */
+  sim_count done; /* jobs done; waiters sleep until it reaches njobs */
+} coll_plan;
+
+/* Results of at least this many bytes per rank are stored around the
+ * cache. */
+#define COLL_STREAM_BYTES ((size_t)4 << 20)
+
+/* Cuts a plan whose kind, sizes and ranks are set into jobs, and sets each
+ * rank's share. */
+void coll_plan_jobs(coll_plan *p, sim_rv *rv);
+/* Runs rank `me`'s share of the jobs, then what is left of the others'. */
+void coll_work(coll_plan *p, sim_rv *rv, int me);
+/* Every job is done. */
+bool coll_done(const coll_plan *p);
 
 #endif /* NCCLSIM_COLL_INTERNAL_H_ */

@@ -96,7 +96,7 @@
       case RED_MAX: name##_max(acc, in, n); break;                                          \
       case RED_MIN: name##_min(acc, in, n); break;                                          \
       case RED_PREMULSUM:                                                                   \
-        memcpy(&s, a->scalars + 8 * (size_t)r, sizeof s);                                   \
+        memcpy(&s, a->scalars + a->scalar_stride * (size_t)r, sizeof s);                    \
         name##_scaleadd(acc, in, s, n);                                                     \
         break;                                                                              \
       }                                                                                     \
@@ -113,6 +113,96 @@ NATIVE_KERNELS(i64, int64_t, uint64_t)
 NATIVE_KERNELS(u64, uint64_t, uint64_t)
 NATIVE_KERNELS(f32, float, float)
 NATIVE_KERNELS(f64, double, double)
+
+/* The fused kernels: a strip of 64 bytes of every input, reduced in rank
+ * order, then stored to every output. An output may alias an input
+ * exactly: a strip is stored only once every input's strip is read. Sum
+ * and product hold the strip in four 16-byte vectors (GCC's vector
+ * extension, in registers; integers in their unsigned type, so they wrap
+ * as the scalar kernels do); max and min in an array that gcc -O2
+ * vectorises (the vector extension has no portable select in C). */
+#define FUSED_VEC(name, T, U, op, OP)                                                             \
+  static void name##_fused_##op(const name##_in *const *in, int nin, T *const *out, int nout, size_t n) { \
+    typedef U v_t __attribute__((vector_size(16)));                                               \
+    enum { VL = 16 / sizeof(T) };                                                                 \
+    size_t i = 0;                                                                                 \
+    for (; i + 4 * VL <= n; i += 4 * VL) {                                                        \
+      v_t a[4], b[4];                                                                             \
+      memcpy(a, in[0] + i, sizeof a);                                                             \
+      for (int r = 1; r < nin; r++) {                                                             \
+        memcpy(b, in[r] + i, sizeof b);                                                           \
+        a[0] = a[0] OP b[0];                                                                      \
+        a[1] = a[1] OP b[1];                                                                      \
+        a[2] = a[2] OP b[2];                                                                      \
+        a[3] = a[3] OP b[3];                                                                      \
+      }                                                                                           \
+      for (int o = 0; o < nout; o++) memcpy(out[o] + i, a, sizeof a);                             \
+    }                                                                                             \
+    for (; i < n; i++) {                                                                          \
+      U v = (U)in[0][i];                                                                          \
+      for (int r = 1; r < nin; r++) v = (U)(v OP (U)in[r][i]);                                    \
+      for (int o = 0; o < nout; o++) out[o][i] = (T)v;                                            \
+    }                                                                                             \
+  }
+#define FUSED_ARR(name, T, op, EXPR)                                                              \
+  static void name##_fused_##op(const name##_in *const *in, int nin, T *const *out, int nout, size_t n) { \
+    size_t i = 0;                                                                                 \
+    for (; i + STRIP(T) <= n; i += STRIP(T)) {                                                    \
+      T acc[STRIP(T)];                                                                            \
+      for (size_t j = 0; j < STRIP(T); j++) acc[j] = in[0][i + j];                                \
+      for (int r = 1; r < nin; r++) {                                                             \
+        const name##_in *x = in[r] + i;                                                           \
+        for (size_t j = 0; j < STRIP(T); j++) acc[j] = EXPR(acc[j], x[j]);                        \
+      }                                                                                           \
+      for (int o = 0; o < nout; o++) memcpy(out[o] + i, acc, sizeof acc);                         \
+    }                                                                                             \
+    for (; i < n; i++) {                                                                          \
+      T v = in[0][i];                                                                             \
+      for (int r = 1; r < nin; r++) v = EXPR(v, in[r][i]);                                        \
+      for (int o = 0; o < nout; o++) out[o][i] = v;                                               \
+    }                                                                                             \
+  }
+#define FUSED(name, T, U)                                                                         \
+  static inline T name##_max2(T a, T b) { return MAXF(a, b); }                                    \
+  static inline T name##_min2(T a, T b) { return MINF(a, b); }                                    \
+  FUSED_VEC(name, T, U, sum, +)                                                                   \
+  FUSED_VEC(name, T, U, prod, *)                                                                  \
+  FUSED_ARR(name, T, max, name##_max2)                                                            \
+  FUSED_ARR(name, T, min, name##_min2)                                                            \
+  static bool name##_fused(red_kind k, const void *const *in, int nin, void *const *out, int nout, size_t n) { \
+    const name##_in *const *x = (const name##_in *const *)in;                                     \
+    T *const *y = (T *const *)out;                                                                \
+    switch (k) {                                                                                  \
+    case RED_SUM: name##_fused_sum(x, nin, y, nout, n); return true;                              \
+    case RED_PROD: name##_fused_prod(x, nin, y, nout, n); return true;                            \
+    case RED_MAX: name##_fused_max(x, nin, y, nout, n); return true;                              \
+    case RED_MIN: name##_fused_min(x, nin, y, nout, n); return true;                              \
+    default: return false;                                                                        \
+    }                                                                                             \
+  }
+
+FUSED(i8, int8_t, uint8_t)
+FUSED(u8, uint8_t, uint8_t)
+FUSED(i32, int32_t, uint32_t)
+FUSED(u32, uint32_t, uint32_t)
+FUSED(i64, int64_t, uint64_t)
+FUSED(u64, uint64_t, uint64_t)
+FUSED(f32, float, float)
+FUSED(f64, double, double)
+
+bool sim_reduce_fused(const red_args *a, size_t n, void *const *out, int nout) {
+  switch (a->dt) {
+  case ncclInt8: return i8_fused(a->kind, a->in, a->nin, out, nout, n);
+  case ncclUint8: return u8_fused(a->kind, a->in, a->nin, out, nout, n);
+  case ncclInt32: return i32_fused(a->kind, a->in, a->nin, out, nout, n);
+  case ncclUint32: return u32_fused(a->kind, a->in, a->nin, out, nout, n);
+  case ncclInt64: return i64_fused(a->kind, a->in, a->nin, out, nout, n);
+  case ncclUint64: return u64_fused(a->kind, a->in, a->nin, out, nout, n);
+  case ncclFloat32: return f32_fused(a->kind, a->in, a->nin, out, nout, n);
+  case ncclFloat64: return f64_fused(a->kind, a->in, a->nin, out, nout, n);
+  default: return false;
+  }
+}
 
 /* Narrow floats: a float accumulator, each step rounded through the type
  * (element i of `stage` serves as the rounding scratch). */
@@ -131,7 +221,7 @@ static void narrow_block(const red_args *a, size_t n, void *stage, void *tmp) {
     for (size_t i = 0; i < n; i++) acc[i] = ROUND(acc[i]);
   for (int r = 1; r < a->nin; r++) {
     const void *in = a->in[r];
-    if (a->kind == RED_PREMULSUM) s = sim_narrow_load(dt, a->scalars + 8 * (size_t)r, 0);
+    if (a->kind == RED_PREMULSUM) s = sim_narrow_load(dt, a->scalars + a->scalar_stride * (size_t)r, 0);
     for (size_t i = 0; i < n; i++) {
       float v = sim_narrow_load(dt, in, i), x;
       switch (a->kind) {
@@ -160,7 +250,7 @@ void sim_reduce_block(const red_args *a, size_t n, void *out, void *tmp) {
   default: {
     /* Round through a staging block after the float accumulator, so that
      * `out` (possibly an input) is written only at the end. */
-    unsigned char *stage = (unsigned char *)tmp + COLL_BLOCK * 4;
+    unsigned char *stage = (unsigned char *)tmp + ((n * 4 + 63) & ~(size_t)63);
     narrow_block(a, n, stage, tmp);
     float *acc = tmp;
     for (size_t i = 0; i < n; i++) sim_narrow_store(a->dt, stage, i, acc[i]);

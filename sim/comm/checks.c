@@ -48,15 +48,13 @@ ncclResult_t sim_check_buffer(ncclComm_t comm, const void *buf, size_t count, nc
     return ncclInvalidArgument;
   }
   sim_alloc_info a;
-  if (sim_mem_lookup(buf, &a) && a.kind != SIM_MEM_HOST && a.device != comm->device) {
+  if (!sim_mem_lookup(buf, &a)) return ncclSuccess; /* host memory outside the registry: not checked */
+  if (a.kind != SIM_MEM_HOST && a.device != comm->device) {
     SIM_WARN(SIM_P2P, "%s: %s %p is on device %d, but rank %d's communicator is on device %d", op, argname, buf,
              a.device, comm->rank, comm->device);
     return ncclInvalidArgument;
   }
-  char what[128];
-  snprintf(what, sizeof what, "%s %s", op, argname);
-  if (!sim_mem_check_range(buf, count * size, what)) return ncclInvalidArgument;
-  return ncclSuccess;
+  return sim_mem_range_in(&a, buf, count * size, op, argname) ? ncclSuccess : ncclInvalidArgument;
 }
 
 static const char *const state_names[] = {"still initializing", "ready", "finalized", "failed to initialize",

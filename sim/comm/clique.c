@@ -2,6 +2,7 @@
  * sim/comm/clique.c — a rank's comm, and the clique that binds the ranks
  * of one communicator: its topology and every area's state.
  */
+#include <string.h>
 #include <unistd.h>
 
 #include "comm_internal.h"
@@ -83,7 +84,6 @@ ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *
   sim_proc_register();
   atomic_store(&c->state, SIM_COMM_INITIALIZING);
   sim_mutex_init(&c->lock);
-  c->pending.prev = c->pending.next = &c->pending;
   sim_comm_driven(c); /* the init caller drives it until another thread calls */
   sim_options_resolve(&c->opts);
   uint64_t fault = (uint64_t)sim_param(SIM_P_FAULT);
@@ -93,6 +93,10 @@ ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *
 
 void sim_comm_free(ncclComm_t c) {
   c->magic = 0;
+  for (sim_comm_stream *n = atomic_load(&c->streams), *next; n; n = next) {
+    next = n->next;
+    sim_free(n);
+  }
   pthread_mutex_destroy(&c->lock);
   sim_free(c);
 }
@@ -114,7 +118,8 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
   sim_clique *c = sim_calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
   c->ranks = sim_calloc((size_t)nranks, sizeof *c->ranks);
-  c->rank_wq = sim_calloc((size_t)nranks, sizeof *c->rank_wq);
+  c->rank_wq = sim_aligned_alloc(64, (size_t)nranks * sizeof *c->rank_wq);
+  if (c->rank_wq) memset(c->rank_wq, 0, (size_t)nranks * sizeof *c->rank_wq);
   if (!c->ranks || !c->rank_wq) {
     sim_free(c->ranks);
     sim_free(c->rank_wq);

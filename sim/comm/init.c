@@ -153,8 +153,8 @@ static ncclResult_t build(sim_rv *rv, void *arg) {
   return res;
 }
 
-static const sim_rv_ops init_rv = {"ncclCommInitRank", "unique id", 0, sizeof(ncclComm_t), build, NULL};
-static const sim_rv_ops grow_rv = {"ncclCommGrow", "grow unique id", 0, sizeof(ncclComm_t), build, NULL};
+static const sim_rv_ops init_rv = {"ncclCommInitRank", "unique id", 0, sizeof(ncclComm_t), build, NULL, false};
+static const sim_rv_ops grow_rv = {"ncclCommGrow", "grow unique id", 0, sizeof(ncclComm_t), build, NULL, false};
 
 /* Posts comm into the round of key. Never blocks. */
 static ncclResult_t post(ncclComm_t comm, uint64_t key) {

@@ -150,8 +150,8 @@ static ncclResult_t build(sim_rv *rv, void *arg) {
   return res;
 }
 
-static const sim_rv_ops split_rv = {"ncclCommSplit", "split round", 0, sizeof(split_slot), build, NULL};
-static const sim_rv_ops shrink_rv = {"ncclCommShrink", "split round", 0, sizeof(split_slot), build, NULL};
+static const sim_rv_ops split_rv = {"ncclCommSplit", "split round", 0, sizeof(split_slot), build, NULL, false};
+static const sim_rv_ops shrink_rv = {"ncclCommShrink", "split round", 0, sizeof(split_slot), build, NULL, false};
 
 /* What a rank passed, kept for its wait. */
 typedef struct {

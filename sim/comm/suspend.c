@@ -66,8 +66,8 @@ static ncclResult_t resume_all(sim_rv *rv, void *arg) {
   return ncclSuccess;
 }
 
-static const sim_rv_ops suspend_rv = {"ncclCommSuspend", "suspend round", 0, 0, suspend_all, NULL};
-static const sim_rv_ops resume_rv = {"ncclCommResume", "resume round", 0, 0, resume_all, NULL};
+static const sim_rv_ops suspend_rv = {"ncclCommSuspend", "suspend round", 0, 0, suspend_all, NULL, false};
+static const sim_rv_ops resume_rv = {"ncclCommResume", "resume round", 0, 0, resume_all, NULL, false};
 
 /* ---- one rank's side ---- */
 

@@ -121,7 +121,7 @@ static ncclResult_t made(sim_rv *rv, void *arg) {
   return ncclSuccess;
 }
 
-static const sim_rv_ops conn_rv = {"connection setup", "connection", 0, 0, made, NULL};
+static const sim_rv_ops conn_rv = {"connection setup", "connection", 0, 0, made, NULL, false};
 
 /* What t needs, or false if nothing (connected, non-blocking comm, ...). */
 static bool need_of(sim_task *t, need *nd) {

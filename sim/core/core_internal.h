@@ -9,5 +9,7 @@
 ncclResult_t sim_task_launch(sim_task *list);
 /* Releases a task and drops its comm's in-flight count (task.c). */
 void sim_task_done(sim_task *t);
+/* The tasks of a launch's op, or NULL for another op (task.c). */
+sim_task *sim_launch_tasks(sim_op *op);
 
 #endif

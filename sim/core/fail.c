@@ -27,23 +27,23 @@ ncclResult_t sim_comm_fail(ncclComm_t comm, ncclResult_t res, const char *fmt, .
   return res;
 }
 
-void sim_comm_pending_add(ncclComm_t comm, sim_pending *p) {
-  sim_mutex_lock(&comm->lock);
-  p->next = &comm->pending;
-  p->prev = comm->pending.prev;
-  p->prev->next = p;
-  comm->pending.prev = p;
-  pthread_mutex_unlock(&comm->lock);
-}
+/* One rank's tasks in the op a stream runs now: the posted ones not yet
+ * waited for. */
+typedef struct {
+  ncclComm_t m;
+  int shown;
+} dump_arg;
 
-void sim_comm_pending_del(ncclComm_t comm, sim_pending *p) {
-  sim_mutex_lock(&comm->lock);
-  if (p->next) {
-    p->prev->next = p->next;
-    p->next->prev = p->prev;
-    p->next = p->prev = NULL;
+static void dump_launch(sim_op *op, void *arg) {
+  dump_arg *a = arg;
+  ncclComm_t m = a->m;
+  for (sim_task *t = sim_launch_tasks(op); t; t = t->next) {
+    if (t->comm != m || !atomic_load_explicit(&t->listed, memory_order_relaxed)) continue;
+    char line[384];
+    t->ops->describe(t, line, sizeof line);
+    SIM_WARN(SIM_INIT, "  rank %d (device %d, pid %d): %s", m->rank, m->device, m->pid, line);
+    a->shown++;
   }
-  pthread_mutex_unlock(&comm->lock);
 }
 
 void sim_clique_dump_pending(sim_clique *c, const char *why) {
@@ -57,17 +57,17 @@ void sim_clique_dump_pending(sim_clique *c, const char *why) {
       SIM_WARN(SIM_INIT, "  rank %d: destroyed", r);
       continue;
     }
+    /* Under the rank's lock, as the areas change what describe() reads. */
     sim_mutex_lock(&m->lock);
+    dump_arg a = {m, 0};
     if (atomic_load(&m->dead))
       SIM_WARN(SIM_INIT, "  rank %d (device %d, pid %d): stopped at its operation %llu (NCCLSIM_FAULT)", r,
                m->device, m->pid, (unsigned long long)m->fault_at);
-    else if (m->pending.next == &m->pending)
+    else
+      for (sim_comm_stream *n = atomic_load_explicit(&m->streams, memory_order_acquire); n; n = n->next)
+        sim_stream_peek(n->s, dump_launch, &a);
+    if (!a.shown && !atomic_load(&m->dead))
       SIM_WARN(SIM_INIT, "  rank %d (device %d, pid %d): nothing pending", r, m->device, m->pid);
-    for (sim_pending *p = m->pending.next; p != &m->pending; p = p->next) {
-      char line[384];
-      p->describe(p, line, sizeof line);
-      SIM_WARN(SIM_INIT, "  rank %d (device %d, pid %d): %s", r, m->device, m->pid, line);
-    }
     pthread_mutex_unlock(&m->lock);
   }
   pthread_mutex_unlock(&c->lock);

@@ -19,12 +19,32 @@ static _Thread_local ncclResult_t group_error; /* first error of a call inside t
 
 int sim_group_depth(void) { return depth; }
 
+/* Adds s to the streams comm launched on (sim_comm_stream), unless it is
+ * there: pushed without a lock, as the timeout dump reads the list. */
+static ncclResult_t note_stream(ncclComm_t comm, sim_stream *s) {
+  sim_comm_stream *head = atomic_load_explicit(&comm->streams, memory_order_acquire);
+  for (sim_comm_stream *n = head; n; n = n->next)
+    if (n->s == s) {
+      atomic_store_explicit(&comm->last_stream, s, memory_order_relaxed);
+      return ncclSuccess;
+    }
+  sim_comm_stream *n = sim_malloc(sizeof *n);
+  if (!n) return ncclSystemError;
+  n->s = s;
+  n->next = head;
+  while (!atomic_compare_exchange_weak_explicit(&comm->streams, &n->next, n, memory_order_release,
+                                                memory_order_acquire)) {
+  }
+  atomic_store_explicit(&comm->last_stream, s, memory_order_relaxed);
+  return ncclSuccess;
+}
+
 ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
   cudaError_t err;
   ncclComm_t comm = t->comm;
   t->next = NULL;
   t->result = ncclSuccess;
-  t->pending.next = t->pending.prev = NULL;
+  atomic_store_explicit(&t->listed, false, memory_order_relaxed);
   sim_stream *s = sim_stream_resolve(stream, &err);
   ncclResult_t res = ncclSuccess;
   if (!s) {
@@ -42,6 +62,11 @@ ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
     return res;
   }
   t->stream = s;
+  if (atomic_load_explicit(&comm->last_stream, memory_order_relaxed) != s && (res = note_stream(comm, s)) != ncclSuccess) {
+    t->ops->release(t);
+    if (depth > 0 && group_error == ncclSuccess) group_error = res;
+    return res;
+  }
   if (comm->fault_at && ++comm->ntasks >= comm->fault_at && !atomic_exchange(&comm->dead, 1)) {
     const char *fr = sim_trace_dump(comm->clique, "NCCLSIM_FAULT");
     SIM_WARN(SIM_INIT, "rank %d stops at its NCCL operation %llu (%s), as NCCLSIM_FAULT asks%s%s", comm->rank,

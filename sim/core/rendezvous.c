@@ -10,6 +10,9 @@
  *
  * Every count changes under the table's lock. `done` is also an atomic, so
  * that a waiter can poll it without the lock (the collectives spin on it).
+ * A table keeps a few freed rounds for the next ones of the same size (a
+ * collective opens one per call, and allocating it was a large part of a
+ * small collective's cost).
  */
 #include "config.h"
 
@@ -33,8 +36,10 @@ struct sim_rv {
   bool listed; /* in t->open */
   _Atomic int done;
   ncclResult_t result;
-  size_t payload_off, slots_off, slot_stride;
+  size_t payload_off, slots_off, slot_stride, bytes;
 };
+
+enum { SPARES = 4 }; /* freed rounds a table keeps */
 
 #define ALIGN_UP(x, a) (((x) + (a)-1) & ~(size_t)((a)-1))
 
@@ -54,12 +59,21 @@ int sim_rv_arrived(const sim_rv *rv) { return atomic_load_explicit(&rv->arrived,
 void sim_rv_table_init(sim_rv_table *t) {
   sim_mutex_init(&t->lock);
   t->open = NULL;
+  t->spare = NULL;
+  t->nspare = 0;
   atomic_init(&t->wq.seq, 0);
   atomic_init(&t->wq.sleepers, 0);
 }
 
-static void rv_free(sim_rv *rv) {
+/* Caller holds t's lock (t may be NULL: no spares). */
+static void rv_free(sim_rv_table *t, sim_rv *rv) {
   if (rv->ops->release) rv->ops->release(rv);
+  if (t && t->nspare < SPARES) {
+    rv->next = t->spare;
+    t->spare = rv;
+    t->nspare++;
+    return;
+  }
   sim_free(rv);
 }
 
@@ -67,7 +81,12 @@ void sim_rv_table_fini(sim_rv_table *t) {
   while (t->open) {
     sim_rv *rv = t->open;
     t->open = rv->next;
-    rv_free(rv);
+    rv_free(NULL, rv);
+  }
+  while (t->spare) {
+    sim_rv *rv = t->spare;
+    t->spare = rv->next;
+    sim_free(rv);
   }
   pthread_mutex_destroy(&t->lock);
 }
@@ -85,16 +104,33 @@ static void unlist(sim_rv_table *t, sim_rv *rv) {
   rv->listed = false;
 }
 
-static sim_rv *rv_new(const sim_rv_ops *ops, uint64_t key, int nranks, int expected) {
+/* A new round: a spare of the same size, or a new block. Caller holds t's
+ * lock. */
+static sim_rv *rv_new(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key, int nranks, int expected) {
   size_t n = (size_t)nranks;
+  /* Slots of a cache line or more start on one: ranks write their own. */
+  size_t align = ops->slot_size >= 64 ? 64 : 16;
   size_t payload_off = ALIGN_UP(sizeof(sim_rv) + n, 16);
-  size_t stride = ALIGN_UP(ops->slot_size ? ops->slot_size : 1, 16);
-  size_t slots_off = payload_off + ALIGN_UP(ops->payload_size, 16);
-  sim_rv *rv = sim_calloc(1, slots_off + n * stride);
-  if (!rv) return NULL;
+  size_t stride = ALIGN_UP(ops->slot_size ? ops->slot_size : 1, align);
+  size_t slots_off = ALIGN_UP(payload_off + ALIGN_UP(ops->payload_size, 16), align);
+  size_t bytes = slots_off + n * stride;
+  sim_rv *rv = NULL;
+  for (sim_rv **pp = &t->spare; *pp; pp = &(*pp)->next)
+    if ((*pp)->bytes == bytes) {
+      rv = *pp;
+      *pp = rv->next;
+      t->nspare--;
+      memset(rv, 0, bytes);
+      break;
+    }
+  if (!rv) {
+    if (!(rv = sim_aligned_alloc(64, bytes))) return NULL;
+    memset(rv, 0, bytes);
+  }
+  rv->bytes = bytes;
   rv->ops = ops;
   rv->key = key;
-  rv->deadline = sim_deadline();
+  rv->deadline = ops->untimed ? UINT64_MAX : sim_deadline();
   rv->nranks = nranks;
   rv->expected = expected;
   rv->payload_off = payload_off;
@@ -110,7 +146,7 @@ ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key,
   sim_rv *rv = sim_rv_find_locked(t, key);
   ncclResult_t res = ncclSuccess;
   if (!rv) {
-    if (!(rv = rv_new(ops, key, nranks, expected))) {
+    if (!(rv = rv_new(t, ops, key, nranks, expected))) {
       pthread_mutex_unlock(&t->lock);
       SIM_WARN(SIM_INIT, "%s: out of memory opening a rendezvous of %d ranks", ops->what, nranks);
       return ncclSystemError;
@@ -149,7 +185,7 @@ ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key,
     atomic_store_explicit(&rv->done, 1, memory_order_release);
   }
   sim_rv *mine = holds ? rv : NULL;
-  if (rv->holders == 0 && sim_rv_done(rv)) rv_free(rv); /* only detached arrivals: settled by complete */
+  if (rv->holders == 0 && sim_rv_done(rv)) rv_free(t, rv); /* only detached arrivals: settled by complete */
   pthread_mutex_unlock(&t->lock);
   sim_waitq_wake(&t->wq);
   if (out) *out = mine;
@@ -163,8 +199,13 @@ typedef struct {
 static bool is_done(void *arg) { return sim_rv_done(((done_arg *)arg)->rv); }
 
 int sim_rv_wait(sim_rv_table *t, sim_rv *rv, const _Atomic int *cancel, uint64_t deadline) {
+  sim_due d = sim_due_at(deadline);
+  return sim_rv_wait_due(t, rv, cancel, &d);
+}
+
+int sim_rv_wait_due(sim_rv_table *t, sim_rv *rv, const _Atomic int *cancel, sim_due *due) {
   done_arg a = {rv};
-  return sim_waitq_wait(&t->wq, is_done, &a, cancel, deadline);
+  return sim_waitq_wait_due(&t->wq, is_done, &a, cancel, due);
 }
 
 ncclResult_t sim_rv_leave_locked(sim_rv_table *t, sim_rv *rv, int rank) {
@@ -182,7 +223,7 @@ ncclResult_t sim_rv_leave_locked(sim_rv_table *t, sim_rv *rv, int rank) {
   }
   if (rv->holders == 0 && (sim_rv_done(rv) || atomic_load_explicit(&rv->arrived, memory_order_relaxed) == 0)) {
     unlist(t, rv);
-    rv_free(rv);
+    rv_free(t, rv);
   }
   return res;
 }

@@ -3,38 +3,44 @@
  *
  * The op posts every task before it waits on any, which is what lets a
  * ring of grouped sends and receives complete, and lets one thread drive
- * every rank. A task is listed as pending between its post and the end of
- * its wait, so that a timeout can say what every rank was doing.
+ * every rank. The op is the first task's own (sim_task.op) and the tasks
+ * come from the stream's op pool, so a launch allocates nothing. A task
+ * is shown as pending (`listed`) between its post and the end of its wait,
+ * so that a timeout can say what every rank was doing: the dump finds it
+ * through the op its stream runs (core/fail.c), and nothing is locked per
+ * operation.
  */
 #include <errno.h>
 #include <stdio.h>
 
 #include "core_internal.h"
 
-typedef struct {
-  sim_op op;
-  sim_task *tasks;
-} launch_op;
-
-static void describe_pending(sim_pending *p, char *buf, size_t len) {
-  sim_task *t = (sim_task *)((char *)p - offsetof(sim_task, pending));
-  t->ops->describe(t, buf, len);
+void *sim_task_alloc(size_t size, cudaStream_t stream) {
+  return sim_stream_op_alloc(sim_stream_find(stream), size);
 }
+
+void sim_task_free(sim_task *t) { sim_stream_op_free(t); }
 
 void sim_task_done(sim_task *t) {
   ncclComm_t comm = t->comm;
   t->ops->release(t);
-  /* Under the lock: teardown frees the comm only after taking it. */
+  /* Teardown waits for the count to reach 0, then takes the comm's lock
+   * once before it frees the comm: the last task drops it and wakes the
+   * waiter under that lock. Any other drop leaves it above 0, which keeps
+   * the comm alive through it, and wakes nobody. */
+  int64_t v = atomic_load_explicit(&comm->inflight, memory_order_relaxed);
+  while (v > 1)
+    if (atomic_compare_exchange_weak(&comm->inflight, &v, v - 1)) return;
   sim_mutex_lock(&comm->lock);
   atomic_fetch_sub(&comm->inflight, 1);
   sim_waitq_wake(&comm->inflight_wq);
   pthread_mutex_unlock(&comm->lock);
 }
 
-static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
-  launch_op *l = (launch_op *)op;
-  sim_task *t;
-  for (t = l->tasks; t; t = t->next) {
+/* The op's start: posts every task (never blocks). */
+static void launch_post(sim_op *op, cudaError_t stream_err) {
+  sim_task *t, *tasks = (sim_task *)((char *)op - offsetof(sim_task, op));
+  for (t = tasks; t; t = t->next) {
     t->trace_slot = UINT64_MAX; /* not begun: sim_trace_end begins it */
     if (stream_err != cudaSuccess) {
       t->result = ncclUnhandledCudaError;
@@ -59,17 +65,23 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
         sim_comm_fail(t->comm, t->result, "%s not run: the communicator was aborted or revoked", t->ops->name);
       continue;
     }
-    t->pending.describe = describe_pending;
     sim_trace_begin(t);
-    sim_comm_pending_add(t->comm, &t->pending);
+    atomic_store_explicit(&t->listed, true, memory_order_relaxed);
     t->result = t->ops->post(t);
-    if (t->result != ncclSuccess) sim_comm_pending_del(t->comm, &t->pending);
+    if (t->result != ncclSuccess) atomic_store_explicit(&t->listed, false, memory_order_relaxed);
   }
-  uint64_t deadline = sim_deadline();
+}
+
+/* The op's run: waits for every posted task. */
+static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
+  sim_task *t, *tasks = (sim_task *)((char *)op - offsetof(sim_task, op));
+  /* NCCLSIM_TIMEOUT counts from the first wait that has to sleep: a launch
+   * whose waits end while they spin reads no clock for it. */
+  sim_due due = SIM_DUE_LAZY;
   cudaError_t err = cudaSuccess;
-  for (t = l->tasks; t; t = t->next) {
+  for (t = tasks; t; t = t->next) {
     if (t->result == ncclSuccess) {
-      t->result = t->ops->wait(t, deadline);
+      t->result = t->ops->wait(t, &due);
       if (t->result == ncclTimeout) {
         char why[160], what[384];
         snprintf(why, sizeof why, "%s by rank %d timed out after NCCLSIM_TIMEOUT=%s s", t->ops->name, t->comm->rank,
@@ -79,7 +91,7 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
                       sim_param_text(SIM_P_TIMEOUT), what);
         sim_clique_dump_pending(t->comm->clique, why);
       }
-      sim_comm_pending_del(t->comm, &t->pending);
+      atomic_store_explicit(&t->listed, false, memory_order_relaxed);
     }
     if (t->result != ncclSuccess) {
       int rank, pid = sim_clique_exited(t->comm->clique, &rank);
@@ -96,21 +108,27 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
   return stream_err != cudaSuccess ? stream_err : err;
 }
 
-static void launch_release(sim_op *op) {
-  launch_op *l = (launch_op *)op;
-  while (l->tasks) {
-    sim_task *t = l->tasks;
-    l->tasks = t->next;
-    sim_task_done(t);
-  }
-  sim_free(l);
+sim_task *sim_launch_tasks(sim_op *op) {
+  return op->run == launch_run ? (sim_task *)((char *)op - offsetof(sim_task, op)) : NULL;
 }
+
+/* Releases every task of a list; the op lives in the first, which goes
+ * first: nothing reads the op after. */
+static void release_list(sim_task *t) {
+  while (t) {
+    sim_task *next = t->next;
+    sim_task_done(t);
+    t = next;
+  }
+}
+
+static void launch_release(sim_op *op) { release_list(sim_launch_tasks(op)); }
 
 /* The ranks the launch's tasks still wait for (the deadlock check of a
  * full stream); -1 if one of them cannot tell. */
 static int launch_awaits(sim_op *op, sim_rank_ref *out, int max) {
   int n = 0;
-  for (sim_task *t = ((launch_op *)op)->tasks; t; t = t->next) {
+  for (sim_task *t = sim_launch_tasks(op); t; t = t->next) {
     if (!t->ops->awaits) return -1;
     int k = t->ops->awaits(t, out + n, max - n);
     if (k < 0) return -1;
@@ -120,25 +138,17 @@ static int launch_awaits(sim_op *op, sim_rank_ref *out, int max) {
 }
 
 ncclResult_t sim_task_launch(sim_task *list) {
-  launch_op *l = sim_calloc(1, sizeof *l);
-  if (!l) {
-    while (list) {
-      sim_task *t = list;
-      list = t->next;
-      sim_task_done(t);
-    }
-    return ncclSystemError;
-  }
-  l->op.run = launch_run;
-  l->op.release = launch_release;
-  l->op.what = list->ops->name;
-  l->op.awaits = launch_awaits;
-  l->tasks = list;
+  sim_op *op = &list->op;
+  op->start = launch_post;
+  op->run = launch_run;
+  op->release = launch_release;
+  op->what = list->ops->name;
+  op->awaits = launch_awaits;
+  op->unbounded = false;
   for (sim_task *t = list; t; t = t->next) sim_trace_enqueue(t);
-  sim_stream *s = list->stream;
-  cudaError_t err = sim_stream_enqueue(s, &l->op);
+  cudaError_t err = sim_stream_enqueue(list->stream, op);
   if (err != cudaSuccess) {
-    launch_release(&l->op);
+    release_list(list);
     /* A full stream that times out or can never drain (a WARN said why),
      * or a worker that cannot start. */
     return err == cudaErrorTimeout ? ncclTimeout : err == cudaErrorLaunchFailure ? ncclInvalidUsage
@@ -146,4 +156,3 @@ ncclResult_t sim_task_launch(sim_task *list) {
   }
   return ncclSuccess;
 }
-

@@ -6,6 +6,11 @@
  * Every rank of a clique has a ring of its last NCCLSIM_TRACE_RING
  * operations: a stream worker takes a slot before it posts a task and
  * fills in its end after the wait, under the ring's lock (a few stores).
+ * The lock is a spinlock: only that rank's workers take it, for a few
+ * stores (or, with NCCLSIM_TRACE, an append), and a mutex's two atomic
+ * operations per side, robust and process-shared with ranks as processes,
+ * were a large part of an operation's cost. A dump from another process
+ * gives up on a ring whose holder stays away (it may have died).
  * On an incident (a timeout, a mismatched collective, an NCCLSIM_FAULT
  * stop, ncclCommAbort, SIGUSR1) every live clique's rings go to
  * NCCLSIM_TRACE_DUMP; operations still running show as such.
@@ -20,6 +25,7 @@
  * receive and from rank 0's collective to the other ranks' (flow ids made
  * from the communicator, the ranks and the pairing number).
  */
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,8 +70,10 @@ typedef struct ev_chunk {
   trace_ev ev[CHUNK_EVENTS];
 } ev_chunk;
 
+/* A cache line of its own: each rank's workers write their ring at every
+ * operation, and neighbours sharing a line would bounce it between them. */
 typedef struct {
-  pthread_mutex_t lock;
+  _Alignas(64) _Atomic int lock;
   int pid;       /* the process of the rank's timeline (ranks as processes) */
   uint64_t head; /* records written so far */
   trace_rec *rec;
@@ -81,6 +89,33 @@ typedef struct trace_clique {
   _Atomic int dumped;
   rank_ring ring[];
 } trace_clique;
+
+static inline void relax(int i) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (i < 64) __builtin_ia32_pause();
+  else
+#endif
+    sched_yield();
+}
+
+static void ring_lock(rank_ring *rg) {
+  for (int i = 0; atomic_exchange_explicit(&rg->lock, 1, memory_order_acquire); i++)
+    while (atomic_load_explicit(&rg->lock, memory_order_relaxed)) relax(i++);
+}
+
+static void ring_unlock(rank_ring *rg) { atomic_store_explicit(&rg->lock, 0, memory_order_release); }
+
+/* The lock, unless its holder keeps it past ns (a dump, which must not
+ * hang on a rank whose process died holding it). */
+static bool ring_lock_within(rank_ring *rg, uint64_t ns) {
+  uint64_t until = 0;
+  for (int i = 0; atomic_exchange_explicit(&rg->lock, 1, memory_order_acquire); i++) {
+    if (i == 64) until = sim_now_ns() + ns;
+    if (i > 64 && sim_now_ns() > until) return false;
+    relax(i);
+  }
+  return true;
+}
 
 /* The registry of cliques with a recorder: shared by the processes of a
  * job (util/shm.c), since any of them may create or free a clique. */
@@ -169,19 +204,17 @@ ncclResult_t sim_trace_clique_init(sim_clique *c) {
   cap = 0;
 #endif
   if (cap < 0) cap = 0;
-  trace_clique *tc = sim_calloc(1, sizeof *tc + (size_t)c->nranks * sizeof(rank_ring));
+  size_t tc_bytes = sizeof(trace_clique) + (size_t)c->nranks * sizeof(rank_ring);
+  trace_clique *tc = sim_aligned_alloc(64, tc_bytes);
   if (!tc) return ncclSystemError;
+  memset(tc, 0, tc_bytes);
   tc->key = c->key;
   tc->nranks = c->nranks;
   tc->full = full;
   tc->cap = (size_t)cap;
   for (int r = 0; r < c->nranks; r++) {
-    sim_mutex_init(&tc->ring[r].lock);
     if (cap && !(tc->ring[r].rec = sim_calloc((size_t)cap, sizeof(trace_rec)))) {
-      for (int q = 0; q <= r; q++) {
-        pthread_mutex_destroy(&tc->ring[q].lock);
-        sim_free(tc->ring[q].rec);
-      }
+      for (int q = 0; q <= r; q++) sim_free(tc->ring[q].rec);
       sim_free(tc);
       return ncclSystemError;
     }
@@ -221,14 +254,14 @@ ncclResult_t sim_trace_clique_init(sim_clique *c) {
 static void splice(trace_clique *tc) {
   for (int r = 0; r < tc->nranks; r++) {
     rank_ring *rg = &tc->ring[r];
-    sim_mutex_lock(&rg->lock);
+    ring_lock(rg);
     if (rg->first && rg->pid == (int)getpid()) { /* each process writes its own ranks */
       if (full_tail) full_tail->next = rg->first;
       else full_head = rg->first;
       full_tail = rg->last;
       rg->first = rg->last = NULL;
     }
-    pthread_mutex_unlock(&rg->lock);
+    ring_unlock(rg);
   }
 }
 
@@ -242,10 +275,7 @@ void sim_trace_clique_fini(sim_clique *c) {
   splice(tc);
   pthread_mutex_unlock(&full_lock);
   pthread_mutex_unlock(&reg_lock);
-  for (int r = 0; r < tc->nranks; r++) {
-    pthread_mutex_destroy(&tc->ring[r].lock);
-    sim_free(tc->ring[r].rec);
-  }
+  for (int r = 0; r < tc->nranks; r++) sim_free(tc->ring[r].rec);
   sim_free(tc);
   c->trace = NULL;
 }
@@ -274,12 +304,12 @@ static void full_append(trace_clique *tc, const trace_ev *e) {
     pthread_mutex_unlock(&full_lock);
     atomic_store_explicit(&full_here, 1, memory_order_release);
   }
-  sim_mutex_lock(&rg->lock);
+  ring_lock(rg);
   rg->pid = (int)getpid();
   if (!rg->last || rg->last->n == CHUNK_EVENTS) {
     ev_chunk *k = sim_malloc(sizeof *k);
     if (!k) {
-      pthread_mutex_unlock(&rg->lock);
+      ring_unlock(rg);
       return;
     }
     k->next = NULL;
@@ -289,7 +319,7 @@ static void full_append(trace_clique *tc, const trace_ev *e) {
     rg->last = k;
   }
   rg->last->ev[rg->last->n++] = *e;
-  pthread_mutex_unlock(&rg->lock);
+  ring_unlock(rg);
 }
 
 void sim_trace_enqueue(sim_task *t) {
@@ -306,14 +336,20 @@ void sim_trace_enqueue(sim_task *t) {
   full_append(tc, &e);
 }
 
+/* The worker's last end, for its next begin (0: read the clock). */
+static _Thread_local uint64_t last_end;
+
+void sim_trace_idle(void) { last_end = 0; }
+
 void sim_trace_begin(sim_task *t) {
   trace_clique *tc = t->comm->clique->trace;
-  uint64_t now = sim_now_ns();
   if (!tc) return;
+  uint64_t now = last_end ? last_end : sim_now_ns();
+  last_end = 0;
   t->trace_slot = now; /* the start, for the timeline */
   if (!tc->cap) return;
   rank_ring *rg = &tc->ring[t->comm->rank];
-  sim_mutex_lock(&rg->lock);
+  ring_lock(rg);
   uint64_t id = rg->head++;
   trace_rec *r = &rg->rec[id % tc->cap];
   fill_rec(r, t);
@@ -321,18 +357,22 @@ void sim_trace_begin(sim_task *t) {
   r->t1 = 0;
   r->id = id;
   r->result = -1;
-  pthread_mutex_unlock(&rg->lock);
+  ring_unlock(rg);
   t->trace_slot = id;
 }
 
 void sim_trace_end(sim_task *t) {
   trace_clique *tc = t->comm->clique->trace;
   if (!tc) return;
-  if (t->trace_slot == UINT64_MAX) sim_trace_begin(t); /* not run: it begins and ends now */
+  if (t->trace_slot == UINT64_MAX) { /* not run: it begins and ends now */
+    last_end = 0;
+    sim_trace_begin(t);
+  }
   uint64_t now = sim_now_ns(), t0 = now;
+  last_end = now;
   if (tc->cap) {
     rank_ring *rg = &tc->ring[t->comm->rank];
-    sim_mutex_lock(&rg->lock);
+    ring_lock(rg);
     trace_rec *r = &rg->rec[t->trace_slot % tc->cap];
     if (r->id == t->trace_slot && r->t0 && !r->t1) {
       t0 = r->t0;
@@ -340,7 +380,7 @@ void sim_trace_end(sim_task *t) {
       r->result = (int)t->result;
       r->seq = t->seq; /* a collective numbered after its post */
     }
-    pthread_mutex_unlock(&rg->lock);
+    ring_unlock(rg);
   } else {
     t0 = t->trace_slot ? t->trace_slot : now;
   }
@@ -569,7 +609,7 @@ const char *sim_trace_dump(sim_clique *c, const char *why) {
     if (!tc->cap) continue;
     for (int r = 0; r < tc->nranks; r++) {
       rank_ring *rg = &tc->ring[r];
-      sim_mutex_lock(&rg->lock);
+      if (!ring_lock_within(rg, 10ull * 1000 * 1000)) continue;
       uint64_t first = rg->head > tc->cap ? rg->head - tc->cap : 0;
       for (uint64_t i = first; i < rg->head; i++) {
         trace_ev *e = &ev[n++];
@@ -579,7 +619,7 @@ const char *sim_trace_dump(sim_clique *c, const char *why) {
         e->nranks = tc->nranks;
         e->ph = EV_X;
       }
-      pthread_mutex_unlock(&rg->lock);
+      ring_unlock(rg);
     }
   }
   /* No operation recorded: no file (an abort of an idle communicator

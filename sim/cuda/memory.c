@@ -5,7 +5,10 @@
  * wrong device is detectable and every range can be bounds-checked, which
  * real CUDA cannot do. The registry is a sorted array searched by address
  * under a read-write lock: lookups (every NCCL call) far outnumber
- * allocations.
+ * allocations. Each thread keeps its last few hits, valid until the next
+ * free anywhere: a lookup then takes no lock (a read lock is a write to
+ * the lock's line, which the stream workers of every rank would bounce
+ * between them at every put).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -25,13 +28,19 @@ typedef struct {
   size_t nallocs, cap;
   size_t *dev_used; /* bytes per device, ndev long */
   size_t ndev;
+  _Atomic uint64_t frees; /* bumped under the write lock by every free: the threads' hits expire */
 } mem_registry;
 
 static void registry_init(void *p) { sim_rwlock_init(&((mem_registry *)p)->lock); }
 
+static _Atomic(mem_registry *) reg; /* the same block for the whole process, forks included */
+
 static mem_registry *registry(void) {
-  mem_registry *r = sim_shared(SIM_SHARED_MEM, sizeof *r, registry_init);
+  mem_registry *r = atomic_load_explicit(&reg, memory_order_acquire);
+  if (r) return r;
+  r = sim_shared(SIM_SHARED_MEM, sizeof *r, registry_init);
   if (!r) abort(); /* no memory at all */
+  atomic_store_explicit(&reg, r, memory_order_release);
   return r;
 }
 #define R (registry())
@@ -123,29 +132,62 @@ cudaError_t sim_mem_free(void *p, sim_mem_kind kind) {
   memmove(&R->allocs[i - 1], &R->allocs[i], (R->nallocs - i) * sizeof *R->allocs);
   R->nallocs--;
   if (a.device >= 0) R->dev_used[a.device] -= a.size;
+  atomic_fetch_add_explicit(&R->frees, 1, memory_order_release);
   pthread_rwlock_unlock(&R->lock);
   sim_free(p);
   return cudaSuccess;
 }
 
+/* The thread's last hits, valid while the registry's free count is `gen`. */
+enum { HITS = 4 };
+static _Thread_local struct {
+  uint64_t gen;
+  unsigned next;
+  sim_alloc_info hit[HITS]; /* size 0 and base NULL: empty */
+} cache;
+
+static bool contains(const sim_alloc_info *a, const void *p) {
+  uintptr_t off = (uintptr_t)p - (uintptr_t)a->base;
+  return a->base && (off < a->size || off == 0);
+}
+
 bool sim_mem_lookup(const void *p, sim_alloc_info *out) {
-  pthread_rwlock_rdlock(&R->lock);
-  sim_alloc_info *a = find(p);
-  if (a && out) *out = *a;
-  pthread_rwlock_unlock(&R->lock);
-  return a != NULL;
+  mem_registry *r = registry();
+  uint64_t gen = atomic_load_explicit(&r->frees, memory_order_acquire);
+  if (gen == cache.gen)
+    for (int i = 0; i < HITS; i++)
+      if (contains(&cache.hit[i], p)) {
+        if (out) *out = cache.hit[i];
+        return true;
+      }
+  pthread_rwlock_rdlock(&r->lock);
+  sim_alloc_info *a = find(p), found;
+  if (a) found = *a;
+  gen = atomic_load_explicit(&r->frees, memory_order_relaxed);
+  pthread_rwlock_unlock(&r->lock);
+  if (!a) return false;
+  if (gen != cache.gen) {
+    memset(&cache, 0, sizeof cache);
+    cache.gen = gen;
+  }
+  cache.hit[cache.next++ % HITS] = found;
+  if (out) *out = found;
+  return true;
+}
+
+bool sim_mem_range_in(const sim_alloc_info *a, const void *p, size_t bytes, const char *what, const char *arg) {
+  size_t off = (size_t)((const char *)p - (const char *)a->base);
+  if (!bytes || bytes <= a->size - off) return true;
+  SIM_WARN(SIM_ALLOC,
+           "%s%s%s: %zu bytes at %p run past the end of its allocation (%p, %zu bytes, device %d) by %zu "
+           "bytes (ncclsim checks bounds; real NCCL would corrupt memory)",
+           what, *arg ? " " : "", arg, bytes, p, a->base, a->size, a->device, bytes - (a->size - off));
+  return false;
 }
 
 bool sim_mem_check_range(const void *p, size_t bytes, const char *what) {
   sim_alloc_info a;
-  if (!bytes || !sim_mem_lookup(p, &a)) return true;
-  size_t off = (size_t)((const char *)p - (const char *)a.base);
-  if (bytes <= a.size - off) return true;
-  SIM_WARN(SIM_ALLOC,
-           "%s: %zu bytes at %p run past the end of its allocation (%p, %zu bytes, device %d) by %zu "
-           "bytes (ncclsim checks bounds; real NCCL would corrupt memory)",
-           what, bytes, p, a.base, a.size, a.device, bytes - (a.size - off));
-  return false;
+  return !bytes || !sim_mem_lookup(p, &a) || sim_mem_range_in(&a, p, bytes, what, "");
 }
 
 int sim_mem_device(const void *p) {

@@ -15,6 +15,14 @@
 
 #include <errno.h>
 #include <string.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POOL_POISON(p, n) ((void)(p), (void)(n))
+#define POOL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 #include "cuda_internal.h"
 
@@ -26,24 +34,47 @@ struct CUstream_st {
   unsigned flags;
   int priority; /* as given, clamped; ncclsim's workers do not act on it */
   bool is_default;
-  pthread_mutex_t lock; /* guards head, tail, running, started, and a marker's count */
-  sim_op *head, *tail;
-  sim_op *running; /* the op the worker runs, until its release */
-  _Atomic uint64_t enqueued, completed;
+  pthread_mutex_t lock; /* starts the worker; a marker's mark and count (below) */
+  _Atomic bool started;
+  pthread_t worker;
+  /* The queue: an intrusive many-producer, one-consumer list (Vyukov's).
+   * A producer swaps its op in at `tail`, then links it from its
+   * predecessor; the worker alone walks from `head`, so enqueue and dequeue
+   * take no lock. `stub` keeps the list non-empty. */
+  _Alignas(64) _Atomic(sim_op *) tail;
+  _Alignas(64) sim_op *head; /* the worker's */
+  sim_op stub;
+  /* The op the worker runs, until its release, for the deadlock check and
+   * the timeout dump (sim_stream_peek); a peeker holds it by `peekers`. */
+  _Atomic(sim_op *) running;
+  _Atomic uint32_t peekers;
+  _Atomic uint64_t enqueued;
+  sim_count completed; /* woken only at what a synchronize waits for */
   _Atomic uint64_t bounded_enqueued, bounded_completed; /* of the ops that count toward the depth */
   _Atomic int err; /* cudaError_t not yet reported by a synchronize */
   _Atomic int stop;
-  bool started;
-  pthread_t worker;
   sim_waitq work_wq; /* woken on enqueue and stop */
-  sim_waitq done_wq; /* woken when an op completes */
+  sim_waitq room_wq; /* woken when a bounded op completes, for an enqueue waiting for room */
   struct CUstream_st *next_all; /* every stream ever made */
+  /* The op pools (below), one per size class: blocks the enqueuers take
+   * (under pool_lock, which the worker never takes) and blocks handed
+   * back by whoever released them (pushed without a lock, taken in one
+   * swap). */
+  pthread_mutex_t pool_lock;
+  struct pool_block *pool_free[3];
+  unsigned pool_count[3];
+  _Alignas(64) _Atomic(struct pool_block *) pool_back[3];
 };
 
 static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
 static sim_stream *all_streams; /* live and pooled */
 static sim_stream **defaults;   /* per device */
 static int ndefaults;
+/* The calling thread's last default stream (device, stream): stream 0
+ * resolves without streams_lock. Streams are never freed, and a default
+ * stream is never destroyed. */
+static _Thread_local int tl_default_dev = -1;
+static _Thread_local sim_stream *tl_default;
 
 /* Streams are the process's own; a forked child has none of the parent's
  * workers, so with ranks as processes it starts with no streams. */
@@ -53,13 +84,14 @@ static void child_after_fork(void) {
   all_streams = NULL;
   defaults = NULL;
   ndefaults = 0;
+  tl_default_dev = -1;
+  tl_default = NULL;
 }
 __attribute__((constructor)) static void stream_atfork(void) { pthread_atfork(NULL, NULL, child_after_fork); }
 
 static bool has_work(void *arg) {
   sim_stream *s = arg;
-  return atomic_load_explicit(&s->enqueued, memory_order_acquire) !=
-             atomic_load_explicit(&s->completed, memory_order_relaxed) ||
+  return atomic_load_explicit(&s->enqueued, memory_order_acquire) != sim_count_get(&s->completed) ||
          atomic_load(&s->stop);
 }
 
@@ -70,52 +102,149 @@ static cudaError_t marker_run(sim_op *op, cudaError_t err) {
   return cudaSuccess;
 }
 
+/* ---- the queue ---- */
+
+static void queue_reset(sim_stream *s) {
+  atomic_store_explicit(&s->stub.next, NULL, memory_order_relaxed);
+  s->head = &s->stub;
+  atomic_store(&s->tail, &s->stub);
+}
+
+static void queue_push(sim_stream *s, sim_op *op) {
+  atomic_store_explicit(&op->next, NULL, memory_order_relaxed);
+  sim_op *prev = atomic_exchange_explicit(&s->tail, op, memory_order_acq_rel);
+  atomic_store_explicit(&prev->next, op, memory_order_release);
+}
+
+/* The worker's: the next op, or NULL while none is linked (a producer
+ * between its swap and its link). An op leaves the list only once its
+ * successor is linked, so no producer still writes to it. */
+static sim_op *queue_pop(sim_stream *s) {
+  sim_op *head = s->head, *next = atomic_load_explicit(&head->next, memory_order_acquire);
+  if (head == &s->stub) {
+    if (!next) return NULL;
+    s->head = head = next;
+    next = atomic_load_explicit(&next->next, memory_order_acquire);
+  }
+  if (next) {
+    s->head = next;
+    return head;
+  }
+  if (head != atomic_load_explicit(&s->tail, memory_order_acquire)) return NULL;
+  queue_push(s, &s->stub);
+  next = atomic_load_explicit(&head->next, memory_order_acquire);
+  if (!next) return NULL;
+  s->head = next;
+  return head;
+}
+
+static inline void cpu_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/* The worker's next op: has_work said there is one (or stop). A producer
+ * that counted its op has linked it, but one that swapped in earlier may
+ * not have linked its own yet, which the list needs first: wait for it. */
+static sim_op *next_op(sim_stream *s) {
+  for (int i = 0;; i++) {
+    sim_op *op = queue_pop(s);
+    if (op || (atomic_load(&s->stop) && atomic_load(&s->enqueued) == sim_count_get(&s->completed))) return op;
+    if (i < 64) cpu_pause();
+    else sched_yield();
+  }
+}
+
+/* Ends the worker's hold of op: after this, nobody reads it, and it may be
+ * released. The store and the load of `peekers` are sequentially
+ * consistent, as a peeker's increment and its load of `running`: either
+ * the peeker sees NULL, or we see it and wait for it to leave. */
+static void unpublish(sim_stream *s) {
+  atomic_store(&s->running, NULL);
+  while (atomic_load(&s->peekers)) sched_yield();
+}
+
+void sim_stream_peek(sim_stream *s, void (*fn)(sim_op *op, void *arg), void *arg) {
+  atomic_fetch_add(&s->peekers, 1);
+  sim_op *op = atomic_load(&s->running);
+  if (op) fn(op, arg);
+  atomic_fetch_sub(&s->peekers, 1);
+}
+
+/* Asks for the next queued op's lines while this one runs: the enqueuer
+ * wrote them, so they sit in its core's cache, and fetching them when the
+ * op starts would put a cross-core miss per line on the path from one
+ * operation's end to the next one's start (a ping-pong's whole latency).
+ * The op is inside a task or a pool block: the lines around it. */
+static void prefetch_next(sim_stream *s) {
+  sim_op *next = s->head == &s->stub ? atomic_load_explicit(&s->stub.next, memory_order_acquire) : s->head;
+  if (!next) return;
+  for (int k = -4; k < 4; k++) __builtin_prefetch((const char *)next + 64 * k, 1, 3);
+}
+
+/* Releases an op that ran and counts it complete. */
+static void retire(sim_stream *s, sim_op *op) {
+  bool bounded = !op->unbounded; /* read now: op goes at its release */
+  if (op->run == marker_run) {
+    /* What the marker publishes and the count that says the stream got
+     * past it change together, under the lock cudaStreamQuery reads
+     * under: an event seen complete means the stream seen past its
+     * record, and back. */
+    sim_mutex_lock(&s->lock);
+    ((sim_marker *)op)->mark((sim_marker *)op);
+    op->release(op);
+    sim_count_add(&s->completed, 1);
+    pthread_mutex_unlock(&s->lock);
+  } else {
+    op->release(op);
+    sim_count_add(&s->completed, 1);
+  }
+  if (bounded) {
+    atomic_fetch_add(&s->bounded_completed, 1); /* read by has_room() */
+    sim_waitq_wake_sleepers(&s->room_wq);
+  }
+}
+
+/* Runs the ops in order. An op that ran is retired (released and counted)
+ * once the next one has started, when the next has a start(): what a
+ * peer waits for (a put's signal, a send's match) then leaves before the
+ * bookkeeping of the op before it, which is not on that path. */
 static void *worker_main(void *arg) {
   sim_stream *s = arg;
+  sim_op *prev = NULL; /* ran, not yet retired; still published as running */
   /* Ops (CUDA calls made from inside them, logging) see the stream's device. */
   cudaSetDevice(s->device);
   for (;;) {
-    sim_waitq_wait(&s->work_wq, has_work, s, NULL, UINT64_MAX);
-    sim_mutex_lock(&s->lock);
-    sim_op *op = s->head;
-    if (op) {
-      s->head = op->next;
-      if (!s->head) s->tail = NULL;
+    if (prev && atomic_load_explicit(&s->enqueued, memory_order_acquire) - sim_count_get(&s->completed) <= 1) {
+      /* Nothing queued behind it: retire it now, then wait. */
+      unpublish(s);
+      retire(s, prev);
+      prev = NULL;
     }
-    s->running = op;
-    pthread_mutex_unlock(&s->lock);
-    if (!op) {
-      /* has_work held with nothing queued: only stop does that, since this
-       * thread alone takes ops off the queue and completes them. */
-      if (NEVER(!atomic_load(&s->stop))) continue;
-      return NULL;
+    if (!prev) {
+      if (!has_work(s)) sim_trace_idle(); /* the next operation's start is read afresh */
+      sim_waitq_wait(&s->work_wq, has_work, s, NULL, UINT64_MAX);
     }
+    sim_op *op = next_op(s);
+    if (!op) return NULL; /* stopped, and nothing is left (prev was retired above) */
+    atomic_store(&s->running, op); /* sequentially consistent: see unpublish() */
+    prefetch_next(s);
     cudaError_t before = (cudaError_t)atomic_load(&s->err);
-    bool bounded = !op->unbounded; /* read now: op goes at its release */
+    if (op->start) op->start(op, before);
+    else sim_trace_idle(); /* not a launch: its time is not the next launch's */
+    if (prev) {
+      while (atomic_load(&s->peekers)) sched_yield(); /* a peeker may still hold prev */
+      retire(s, prev);
+      prev = NULL;
+    }
     cudaError_t e = op->run(op, before);
     if (e != cudaSuccess && before == cudaSuccess) {
       SIM_INFO(SIM_STREAM, "stream %p (device %d): %s failed: %s", (void *)s, s->device, op->what,
                cudaGetErrorName(e));
       atomic_store(&s->err, e);
     }
-    sim_mutex_lock(&s->lock); /* a deadlock check may be reading `running` */
-    s->running = NULL;
-    if (op->run == marker_run) {
-      /* What the marker publishes and the count that says the stream got
-       * past it change together, under the lock cudaStreamQuery reads
-       * under: an event seen complete means the stream seen past its
-       * record, and back. */
-      ((sim_marker *)op)->mark((sim_marker *)op);
-      op->release(op);
-      atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
-      pthread_mutex_unlock(&s->lock);
-    } else {
-      pthread_mutex_unlock(&s->lock);
-      op->release(op);
-      atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
-    }
-    if (bounded) atomic_fetch_add_explicit(&s->bounded_completed, 1, memory_order_release);
-    sim_waitq_wake(&s->done_wq);
+    prev = op;
   }
 }
 
@@ -123,14 +252,16 @@ static void *worker_main(void *arg) {
 static sim_stream *stream_make(int device, unsigned flags, int priority, bool is_default) {
   sim_stream *s = NULL;
   for (sim_stream *p = all_streams; p; p = p->next_all)
-    if (atomic_load(&p->magic) == 0 && !p->started) {
+    if (atomic_load(&p->magic) == 0 && !atomic_load(&p->started)) {
       s = p;
       break;
     }
   if (!s) {
-    s = sim_calloc(1, sizeof *s);
+    s = sim_aligned_alloc(_Alignof(sim_stream), sizeof *s); /* its queue ends are on lines of their own */
     if (!s) return NULL;
+    memset(s, 0, sizeof *s);
     sim_mutex_init(&s->lock);
+    pthread_mutex_init(&s->pool_lock, NULL); /* the process's own, as the stream */
     s->next_all = all_streams;
     all_streams = s;
   }
@@ -138,9 +269,12 @@ static sim_stream *stream_make(int device, unsigned flags, int priority, bool is
   s->flags = flags;
   s->priority = priority;
   s->is_default = is_default;
-  s->head = s->tail = NULL;
+  queue_reset(s);
+  atomic_store(&s->running, NULL);
   atomic_store(&s->enqueued, 0);
-  atomic_store(&s->completed, 0);
+  sim_count_init(&s->completed);
+  atomic_store(&s->bounded_enqueued, 0);
+  atomic_store(&s->bounded_completed, 0);
   atomic_store(&s->err, cudaSuccess);
   atomic_store(&s->stop, 0);
   atomic_store(&s->magic, STREAM_MAGIC);
@@ -166,8 +300,17 @@ static sim_stream *default_stream(int device) {
   return s;
 }
 
+static sim_stream *resolve_default(void) {
+  int device = sim_current_device();
+  if (device != tl_default_dev || !tl_default) {
+    tl_default = default_stream(device);
+    tl_default_dev = device;
+  }
+  return tl_default;
+}
+
 sim_stream *sim_stream_resolve(cudaStream_t h, cudaError_t *err) {
-  sim_stream *s = h ? (sim_stream *)h : default_stream(sim_current_device());
+  sim_stream *s = h ? (sim_stream *)h : resolve_default();
   if (!s) {
     *err = cudaErrorMemoryAllocation;
     return NULL;
@@ -179,6 +322,11 @@ sim_stream *sim_stream_resolve(cudaStream_t h, cudaError_t *err) {
   }
   *err = cudaSuccess;
   return s;
+}
+
+sim_stream *sim_stream_find(cudaStream_t h) {
+  sim_stream *s = h ? (sim_stream *)h : resolve_default();
+  return s && atomic_load(&s->magic) == STREAM_MAGIC ? s : NULL;
 }
 
 int sim_stream_device(sim_stream *s) { return s->device; }
@@ -194,19 +342,27 @@ int sim_stream_device(sim_stream *s) { return s->device; }
 static bool has_room(void *arg) {
   sim_stream *s = arg;
   uint64_t depth = (uint64_t)sim_param_int(SIM_P_STREAM_DEPTH);
-  return atomic_load_explicit(&s->bounded_enqueued, memory_order_relaxed) -
-             atomic_load_explicit(&s->bounded_completed, memory_order_acquire) <
+  /* Sequentially consistent, for the worker's wake (sim.h). */
+  return atomic_load_explicit(&s->bounded_enqueued, memory_order_relaxed) - atomic_load(&s->bounded_completed) <
          depth;
 }
 
 /* What the op at the front of the stream still waits for: while it does,
  * the stream frees no room. */
+typedef struct {
+  sim_rank_ref *out;
+  int max, n;
+} awaits_arg;
+
+static void op_awaits(sim_op *op, void *arg) {
+  awaits_arg *a = arg;
+  a->n = op->awaits ? op->awaits(op, a->out, a->max) : 0;
+}
+
 static int front_awaits(sim_block *b, sim_rank_ref *out, int max) {
-  sim_stream *s = b->arg;
-  sim_mutex_lock(&s->lock);
-  int n = s->running && s->running->awaits ? s->running->awaits(s->running, out, max) : 0;
-  pthread_mutex_unlock(&s->lock);
-  return n < 0 ? 0 : n;
+  awaits_arg a = {out, max, 0};
+  sim_stream_peek(b->arg, op_awaits, &a);
+  return a.n < 0 ? 0 : a.n;
 }
 
 static cudaError_t wait_room(sim_stream *s, const sim_op *op) {
@@ -214,7 +370,7 @@ static cudaError_t wait_room(sim_stream *s, const sim_op *op) {
   sim_block_init(&b, front_awaits, s, "an enqueue of %s on a full stream %p (device %d, NCCLSIM_STREAM_DEPTH=%s)",
                  op->what, (void *)s, s->device, sim_param_text(SIM_P_STREAM_DEPTH));
   char why[384];
-  int rc = sim_block_wait(&b, &s->done_wq, has_room, s, sim_deadline(), why, sizeof why);
+  int rc = sim_block_wait(&b, &s->room_wq, has_room, s, sim_deadline(), why, sizeof why);
   if (rc == 0) return cudaSuccess;
   if (rc == EDEADLK) {
     SIM_WARN(SIM_STREAM,
@@ -237,26 +393,28 @@ cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
     cudaError_t err = wait_room(s, op);
     if (err != cudaSuccess) return err;
   }
-  sim_mutex_lock(&s->lock);
-  if (!s->started) {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, (size_t)sim_param_int(SIM_P_STACK_KB) * 1024);
-    int rc = pthread_create(&s->worker, &attr, worker_main, s);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
-      pthread_mutex_unlock(&s->lock);
-      SIM_WARN(SIM_STREAM, "cannot start the worker of stream %p: %s", (void *)s, strerror(rc));
-      return cudaErrorMemoryAllocation;
+  if (!atomic_load_explicit(&s->started, memory_order_acquire)) {
+    sim_mutex_lock(&s->lock);
+    if (!atomic_load(&s->started)) {
+      pthread_attr_t attr;
+      pthread_attr_init(&attr);
+      pthread_attr_setstacksize(&attr, (size_t)sim_param_int(SIM_P_STACK_KB) * 1024);
+      int rc = pthread_create(&s->worker, &attr, worker_main, s);
+      pthread_attr_destroy(&attr);
+      if (rc != 0) {
+        pthread_mutex_unlock(&s->lock);
+        SIM_WARN(SIM_STREAM, "cannot start the worker of stream %p: %s", (void *)s, strerror(rc));
+        return cudaErrorMemoryAllocation;
+      }
+      atomic_store_explicit(&s->started, true, memory_order_release);
     }
-    s->started = true;
+    pthread_mutex_unlock(&s->lock);
   }
-  if (s->tail) s->tail->next = op;
-  else s->head = op;
-  s->tail = op;
+  /* Counted after it is linked: a worker that sees the count finds the op
+   * (next_op waits out producers that swapped in before it). */
+  queue_push(s, op);
   if (!op->unbounded) atomic_fetch_add_explicit(&s->bounded_enqueued, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_release);
-  pthread_mutex_unlock(&s->lock);
   sim_waitq_wake(&s->work_wq);
   return cudaSuccess;
 }
@@ -266,20 +424,9 @@ cudaError_t sim_stream_enqueue_marker(sim_stream *s, sim_marker *m) {
   return sim_stream_enqueue(s, &m->op);
 }
 
-typedef struct {
-  sim_stream *s;
-  uint64_t target;
-} drain_arg;
-
-static bool drained(void *arg) {
-  drain_arg *d = arg;
-  return atomic_load_explicit(&d->s->completed, memory_order_acquire) >= d->target;
-}
-
 cudaError_t sim_stream_drain(sim_stream *s) {
-  drain_arg d = {s, atomic_load(&s->enqueued)};
   /* Every op that can block has its own deadline, so this wait ends. */
-  sim_waitq_wait(&s->done_wq, drained, &d, NULL, UINT64_MAX);
+  sim_count_wait(&s->completed, atomic_load(&s->enqueued), UINT64_MAX);
   return (cudaError_t)atomic_exchange(&s->err, cudaSuccess);
 }
 
@@ -362,7 +509,7 @@ SIM_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t h) {
   sim_stream_drain(s);
   atomic_store(&s->magic, 0);
   sim_mutex_lock(&s->lock);
-  bool started = s->started;
+  bool started = atomic_load(&s->started);
   pthread_mutex_unlock(&s->lock);
   if (started) {
     atomic_store(&s->stop, 1);
@@ -370,7 +517,7 @@ SIM_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t h) {
     pthread_join(s->worker, NULL);
   }
   sim_mutex_lock(&streams_lock);
-  s->started = false; /* back in the pool */
+  atomic_store(&s->started, false); /* back in the pool */
   pthread_mutex_unlock(&streams_lock);
   return cudaSuccess;
 }
@@ -388,10 +535,94 @@ SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
   if (!s) return sim_cuda_error(err);
   /* Under the lock, as a marker is counted (worker_main). */
   sim_mutex_lock(&s->lock);
-  bool idle = atomic_load(&s->completed) == atomic_load(&s->enqueued);
+  bool idle = sim_count_get(&s->completed) == atomic_load(&s->enqueued);
   pthread_mutex_unlock(&s->lock);
   if (!idle) return cudaErrorNotReady;
   return sim_cuda_error((cudaError_t)atomic_exchange(&s->err, cudaSuccess));
+}
+
+/* ---- op pools. Every NCCL call enqueues a task that the worker releases
+ * once it ran: through malloc, the host thread's allocation and the
+ * worker's free meet in the allocator's locks and caches of another
+ * thread. A stream keeps the blocks its worker released for the next
+ * enqueue instead. ---- */
+
+/* A block: this header, then the op on a cache line boundary (an area
+ * may lay its task out by lines: sim/p2p). */
+typedef struct pool_block {
+  _Alignas(64) struct pool_block *next; /* in a free list */
+  sim_stream *home;                     /* NULL: plain memory, freed to the allocator */
+  size_t cls;
+} pool_block;
+
+static const size_t pool_sizes[3] = {256, 512, 1024};
+/* Blocks a class keeps at most, more go back to the allocator: a full
+ * stream (NCCLSIM_STREAM_DEPTH, 1022 by default) of tasks of one class. */
+enum { POOL_KEEP = 1024 };
+
+void *sim_stream_op_alloc(sim_stream *s, size_t size) {
+  size_t cls = 0;
+  while (cls < 3 && size > pool_sizes[cls]) cls++;
+  pool_block *b = NULL;
+  if (s && cls < 3) {
+    pthread_mutex_lock(&s->pool_lock);
+    if (!s->pool_free[cls]) {
+      /* Take what came back; keep POOL_KEEP of it. */
+      pool_block *back = atomic_exchange_explicit(&s->pool_back[cls], NULL, memory_order_acquire), *extra = NULL;
+      while (back) {
+        pool_block *next = back->next;
+        if (s->pool_count[cls] < POOL_KEEP) {
+          back->next = s->pool_free[cls];
+          s->pool_free[cls] = back;
+          s->pool_count[cls]++;
+        } else {
+          back->next = extra;
+          extra = back;
+        }
+        back = next;
+      }
+      pthread_mutex_unlock(&s->pool_lock);
+      while (extra) {
+        pool_block *next = extra->next;
+        sim_free(extra);
+        extra = next;
+      }
+      pthread_mutex_lock(&s->pool_lock);
+    }
+    if ((b = s->pool_free[cls])) {
+      s->pool_free[cls] = b->next;
+      s->pool_count[cls]--;
+    }
+    pthread_mutex_unlock(&s->pool_lock);
+    if (b && sim_alloc_fails()) { /* counted as the allocation it replaces */
+      sim_stream_op_free(b + 1);
+      return NULL;
+    }
+  }
+  size_t bytes = cls < 3 ? pool_sizes[cls] : size;
+  if (!b) {
+    if (!(b = sim_aligned_alloc(_Alignof(pool_block), sizeof *b + bytes))) return NULL;
+    b->home = cls < 3 ? s : NULL;
+    b->cls = cls;
+  }
+  POOL_UNPOISON(b + 1, bytes);
+  memset(b + 1, 0, size);
+  return b + 1;
+}
+
+void sim_stream_op_free(void *p) {
+  if (!p) return;
+  pool_block *b = (pool_block *)p - 1;
+  sim_stream *s = b->home;
+  if (!s) {
+    sim_free(b);
+    return;
+  }
+  POOL_POISON(p, pool_sizes[b->cls]);
+  b->next = atomic_load_explicit(&s->pool_back[b->cls], memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(&s->pool_back[b->cls], &b->next, b, memory_order_release,
+                                                memory_order_relaxed)) {
+  }
 }
 
 typedef struct {

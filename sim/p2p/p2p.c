@@ -1,16 +1,18 @@
 /*
  * sim/p2p/p2p.c — ncclSend/ncclRecv as a rendezvous.
  *
- * Each receiver has a mailbox holding, per sender, the ordered queues of
- * posted sends and receives between the two (NCCL matches a pair's
- * operations in call order). Whichever side posts second takes the head of
- * the other queue and copies the bytes once, from the send buffer straight
- * into the receive buffer, then completes both. Counts and datatypes are
+ * Each (receiver, sender) pair has the ordered queues of posted sends and
+ * receives between the two (NCCL matches a pair's operations in call
+ * order). Whichever side posts second takes the head of the other queue
+ * and copies the bytes once, from the send buffer straight into the
+ * receive buffer, then completes both. Counts and datatypes are
  * compared at the match: a disagreement fails both sides with a diagnostic
  * rather than truncating.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "config.h"
 #include "../sim.h"
@@ -20,115 +22,99 @@ enum { QUEUED = 0, TAKEN = 1, DONE = 2 };
 
 typedef struct p2p_task {
   sim_task base;
-  struct p2p_task *qnext;
-  bool is_send;
+  /* What the peer's matching reads and writes, on one cache line: the
+   * match moves it from the poster to the matcher once, and back to the
+   * waiter with the completion. */
+  _Alignas(64) struct p2p_task *qnext;
   void *buf;
   size_t count;
   ncclDataType_t dt;
-  int peer;
-  uint64_t nth; /* this is the rank's nth send to (receive from) peer, from 0 */
+  bool is_send;
   _Atomic int state;
   ncclResult_t result; /* written before state becomes DONE */
+  int peer;
+  uint64_t nth; /* this is the rank's nth send to (receive from) peer, from 0 */
 } p2p_task;
 
+/* The posted sends and receives of one (receiver, sender) pair, in post
+ * order, and their lock, on a cache line of their own: a match takes the
+ * lock and the head of the other side's queue in one line. The lock is a
+ * spinlock held for a few stores (a process-shared robust mutex cost more
+ * than the match); a waiter gives up only once a process of the clique has
+ * exited (the holder may have died with it). */
 typedef struct {
-  p2p_task *head, *tail;
-} queue;
-
-typedef struct {
-  pthread_mutex_t lock;
-  queue *sends; /* by sender */
-  queue *recvs; /* by sender */
-} mailbox;
+  _Alignas(64) _Atomic int lock;
+  p2p_task *sends, *sends_tail;
+  p2p_task *recvs, *recvs_tail;
+} pair;
 
 typedef struct {
   int nranks;
-  mailbox *mb; /* by receiver */
+  /* rows[receiver][sender]: a row per receiver, so that suspend can free
+   * one rank's (NULL while it is suspended). */
+  pair **rows;
   /* [(sender * nranks + receiver) * 2 + is_recv]: sends and receives called
    * (committed) on each pair, for the deadlock check. */
   _Atomic uint64_t *called;
 } p2p_state;
 
+static pair *row_new(int nranks) {
+  pair *row = sim_aligned_alloc(64, (size_t)nranks * sizeof *row);
+  if (row) memset(row, 0, (size_t)nranks * sizeof *row);
+  return row;
+}
+
+static void p2p_clique_fini(sim_clique *c);
+
 static ncclResult_t p2p_clique_init(sim_clique *c) {
   p2p_state *st = sim_calloc(1, sizeof *st);
   if (!st) return ncclSystemError;
+  size_t n = (size_t)c->nranks;
   st->nranks = c->nranks;
-  st->mb = sim_calloc((size_t)c->nranks, sizeof *st->mb);
-  st->called = sim_calloc((size_t)c->nranks * (size_t)c->nranks * 2, sizeof *st->called);
-  if (!st->mb || !st->called) goto fail;
-  for (int r = 0; r < c->nranks; r++) {
-    mailbox *m = &st->mb[r];
-    sim_mutex_init(&m->lock);
-    m->sends = sim_calloc((size_t)c->nranks, sizeof *m->sends);
-    m->recvs = sim_calloc((size_t)c->nranks, sizeof *m->recvs);
-    if (!m->sends || !m->recvs) goto fail;
-  }
   c->area[SIM_AREA_P2P] = st;
+  st->rows = sim_calloc(n, sizeof *st->rows);
+  st->called = sim_calloc(n * n * 2, sizeof *st->called);
+  bool ok = st->rows && st->called;
+  for (size_t r = 0; ok && r < n; r++) ok = (st->rows[r] = row_new(c->nranks)) != NULL;
+  if (!ok) {
+    p2p_clique_fini(c);
+    return ncclSystemError;
+  }
   return ncclSuccess;
-fail:
-  if (st->mb)
-    for (int r = 0; r < c->nranks; r++) {
-      sim_free(st->mb[r].sends);
-      sim_free(st->mb[r].recvs);
-    }
-  sim_free(st->mb);
-  sim_free((void *)st->called);
-  sim_free(st);
-  return ncclSystemError;
 }
 
 static void p2p_clique_fini(sim_clique *c) {
   p2p_state *st = c->area[SIM_AREA_P2P];
   if (NEVER(!st)) return; /* only areas whose init succeeded are finalised */
-  for (int r = 0; r < st->nranks; r++) {
-    pthread_mutex_destroy(&st->mb[r].lock);
-    sim_free(st->mb[r].sends);
-    sim_free(st->mb[r].recvs);
-  }
-  sim_free(st->mb);
+  for (int r = 0; st->rows && r < st->nranks; r++) sim_free(st->rows[r]);
+  sim_free(st->rows);
   sim_free((void *)st->called);
   sim_free(st);
   c->area[SIM_AREA_P2P] = NULL;
 }
 
-/* Suspend (ncclCommSuspend with NCCL_SUSPEND_MEM): a rank's mailbox, its
- * per-sender queues, is what ncclsim has of NCCL's per-peer buffers. With
- * nothing in flight on any rank the queues are empty; they are freed, and
- * made again (empty) at resume. */
+/* Suspend (ncclCommSuspend with NCCL_SUSPEND_MEM): a rank's row of pairs,
+ * the queues of what its peers send it, is what ncclsim has of NCCL's
+ * per-peer buffers. Every rank has nothing in flight by then (the suspend
+ * round waits for it), so the queues are empty; the row is freed, and made
+ * again (empty) at resume. The row pointer changes only inside the suspend
+ * and resume rounds, under their table's lock, which orders it before any
+ * later operation. */
 static size_t p2p_rank_suspendable(sim_clique *c, int rank, bool now) {
   p2p_state *st = c->area[SIM_AREA_P2P];
-  mailbox *m = &st->mb[rank];
-  sim_mutex_lock(&m->lock);
-  bool held = m->sends != NULL;
-  pthread_mutex_unlock(&m->lock);
-  return now && !held ? 0 : 2 * (size_t)st->nranks * sizeof(queue);
+  return now && !st->rows[rank] ? 0 : (size_t)st->nranks * sizeof(pair);
 }
 
 static void p2p_rank_suspend(sim_clique *c, int rank) {
   p2p_state *st = c->area[SIM_AREA_P2P];
-  mailbox *m = &st->mb[rank];
-  sim_mutex_lock(&m->lock);
-  sim_free(m->sends);
-  sim_free(m->recvs);
-  m->sends = m->recvs = NULL;
-  pthread_mutex_unlock(&m->lock);
+  sim_free(st->rows[rank]);
+  st->rows[rank] = NULL;
 }
 
 static ncclResult_t p2p_rank_resume(sim_clique *c, int rank) {
   p2p_state *st = c->area[SIM_AREA_P2P];
-  queue *sends = sim_calloc((size_t)st->nranks, sizeof *sends);
-  queue *recvs = sim_calloc((size_t)st->nranks, sizeof *recvs);
-  if (!sends || !recvs) {
-    sim_free(sends);
-    sim_free(recvs);
-    return ncclSystemError;
-  }
-  mailbox *m = &st->mb[rank];
-  sim_mutex_lock(&m->lock);
-  m->sends = sends;
-  m->recvs = recvs;
-  pthread_mutex_unlock(&m->lock);
-  return ncclSuccess;
+  if (st->rows[rank]) return ncclSuccess;
+  return (st->rows[rank] = row_new(st->nranks)) ? ncclSuccess : ncclSystemError;
 }
 
 const sim_area sim_area_p2p = {.name = "p2p",
@@ -138,30 +124,57 @@ const sim_area sim_area_p2p = {.name = "p2p",
                                .rank_suspend = p2p_rank_suspend,
                                .rank_resume = p2p_rank_resume};
 
-static void push(queue *q, p2p_task *t) {
-  t->qnext = NULL;
-  if (q->tail) q->tail->qnext = t;
-  else q->head = t;
-  q->tail = t;
+static pair *pair_of(sim_task *base) {
+  p2p_task *t = (p2p_task *)base;
+  p2p_state *st = base->comm->clique->area[SIM_AREA_P2P];
+  int me = base->comm->rank;
+  int recver = t->is_send ? t->peer : me, sender = t->is_send ? me : t->peer;
+  return &st->rows[recver][sender];
 }
 
-static p2p_task *pop(queue *q) {
-  p2p_task *t = q->head;
+/* False only when a process of the clique exited while we waited. */
+static bool pair_lock(sim_clique *c, pair *p) {
+  for (int i = 0; atomic_exchange_explicit(&p->lock, 1, memory_order_acquire); i++)
+    while (atomic_load_explicit(&p->lock, memory_order_relaxed)) {
+      if (++i < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        continue;
+      }
+      sched_yield();
+      int rank;
+      if ((i & 1023) == 0 && sim_clique_exited(c, &rank)) return false;
+    }
+  return true;
+}
+
+static void pair_unlock(pair *p) { atomic_store_explicit(&p->lock, 0, memory_order_release); }
+
+static void push(p2p_task **head, p2p_task **tail, p2p_task *t) {
+  t->qnext = NULL;
+  if (*tail) (*tail)->qnext = t;
+  else *head = t;
+  *tail = t;
+}
+
+static p2p_task *pop(p2p_task **head, p2p_task **tail) {
+  p2p_task *t = *head;
   if (t) {
-    q->head = t->qnext;
-    if (!q->head) q->tail = NULL;
+    *head = t->qnext;
+    if (!*head) *tail = NULL;
     atomic_store_explicit(&t->state, TAKEN, memory_order_relaxed);
   }
   return t;
 }
 
-static bool unlink_task(queue *q, p2p_task *t) {
+static bool unlink_task(p2p_task **head, p2p_task **tail, p2p_task *t) {
   p2p_task *prev = NULL;
-  for (p2p_task *p = q->head; p; prev = p, p = p->qnext)
+  for (p2p_task *p = *head; p; prev = p, p = p->qnext)
     if (p == t) {
       if (prev) prev->qnext = p->qnext;
-      else q->head = p->qnext;
-      if (q->tail == p) q->tail = prev;
+      else *head = p->qnext;
+      if (*tail == p) *tail = prev;
       return true;
     }
   return false;
@@ -173,8 +186,8 @@ static void complete(p2p_task *t, ncclResult_t res) {
   sim_clique *c = t->base.comm->clique;
   int rank = t->base.comm->rank;
   t->result = res;
-  atomic_store_explicit(&t->state, DONE, memory_order_release);
-  sim_wake_rank(c, rank);
+  atomic_store(&t->state, DONE); /* read by p2p_done() */
+  sim_waitq_wake_sleepers(sim_rank_wq(c, rank));
 }
 
 /* Runs on whichever side posted second. */
@@ -202,39 +215,36 @@ static void match(p2p_task *s, p2p_task *r) {
 
 static ncclResult_t p2p_post(sim_task *base) {
   p2p_task *t = (p2p_task *)base;
-  p2p_state *st = base->comm->clique->area[SIM_AREA_P2P];
-  int me = base->comm->rank;
-  int recver = t->is_send ? t->peer : me, sender = t->is_send ? me : t->peer;
-  mailbox *m = &st->mb[recver];
-  atomic_store(&t->state, QUEUED);
-  sim_mutex_lock(&m->lock);
-  p2p_task *other = t->is_send ? pop(&m->recvs[sender]) : pop(&m->sends[sender]);
-  if (!other) push(t->is_send ? &m->sends[sender] : &m->recvs[sender], t);
+  pair *p = pair_of(base);
+  atomic_store_explicit(&t->state, QUEUED, memory_order_relaxed);
+  if (!pair_lock(base->comm->clique, p)) return ncclRemoteError;
+  p2p_task *other = t->is_send ? pop(&p->recvs, &p->recvs_tail) : pop(&p->sends, &p->sends_tail);
+  if (!other) push(t->is_send ? &p->sends : &p->recvs, t->is_send ? &p->sends_tail : &p->recvs_tail, t);
   else atomic_store_explicit(&t->state, TAKEN, memory_order_relaxed);
-  pthread_mutex_unlock(&m->lock);
+  pair_unlock(p);
   if (other) t->is_send ? match(t, other) : match(other, t);
   return ncclSuccess;
 }
 
-static bool p2p_done(void *arg) {
-  return atomic_load_explicit(&((p2p_task *)arg)->state, memory_order_acquire) == DONE;
-}
+/* Sequentially consistent, for complete()'s wake (sim.h). */
+static bool p2p_done(void *arg) { return atomic_load(&((p2p_task *)arg)->state) == DONE; }
 
-static ncclResult_t p2p_wait(sim_task *base, uint64_t deadline) {
+static ncclResult_t p2p_wait(sim_task *base, sim_due *due) {
   p2p_task *t = (p2p_task *)base;
   sim_clique *c = base->comm->clique;
-  int rc = sim_waitq_wait(sim_rank_wq(c, base->comm->rank), p2p_done, t, sim_comm_cancel(base->comm), deadline);
+  int rc = sim_waitq_wait_due(sim_rank_wq(c, base->comm->rank), p2p_done, t, sim_comm_cancel(base->comm), due);
   if (rc == 0) return t->result;
   /* Withdraw, unless the peer took us already: then its copy is finishing. */
-  p2p_state *st = c->area[SIM_AREA_P2P];
-  int me = base->comm->rank;
-  int recver = t->is_send ? t->peer : me, sender = t->is_send ? me : t->peer;
-  mailbox *m = &st->mb[recver];
-  sim_mutex_lock(&m->lock);
-  bool withdrawn = unlink_task(t->is_send ? &m->sends[sender] : &m->recvs[sender], t);
-  pthread_mutex_unlock(&m->lock);
+  pair *p = pair_of(base);
+  bool withdrawn;
+  if (!pair_lock(c, p)) {
+    withdrawn = true; /* a process died holding it: nobody will take us now */
+  } else {
+    withdrawn = t->is_send ? unlink_task(&p->sends, &p->sends_tail, t) : unlink_task(&p->recvs, &p->recvs_tail, t);
+    pair_unlock(p);
+  }
   if (!withdrawn) {
-    sim_waitq_wait(sim_rank_wq(c, me), p2p_done, t, NULL, UINT64_MAX);
+    sim_waitq_wait(sim_rank_wq(c, base->comm->rank), p2p_done, t, NULL, UINT64_MAX);
     return t->result;
   }
   return rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
@@ -248,7 +258,7 @@ static void p2p_describe(sim_task *base, char *buf, size_t len) {
            t->is_send ? "ncclRecv" : "ncclSend");
 }
 
-static void p2p_release(sim_task *base) { sim_free(base); }
+static void p2p_release(sim_task *base) { sim_task_free(base); }
 
 static _Atomic uint64_t *called(p2p_state *st, int sender, int receiver, bool is_recv) {
   return &st->called[((size_t)sender * (size_t)st->nranks + (size_t)receiver) * 2 + is_recv];
@@ -290,7 +300,7 @@ static ncclResult_t enqueue(bool is_send, void *buf, size_t count, ncclDataType_
   if ((res = sim_check_peer(comm, peer, op)) != ncclSuccess) return sim_group_error(res);
   if ((res = sim_check_buffer(comm, buf, count, dt, op, is_send ? "sendbuff" : "recvbuff")) != ncclSuccess)
     return sim_group_error(res);
-  p2p_task *t = sim_calloc(1, sizeof *t);
+  p2p_task *t = sim_task_alloc(sizeof *t, stream);
   if (!t) return sim_group_error(ncclSystemError);
   *t = (p2p_task){.base = {.ops = is_send ? &send_ops : &recv_ops,
                            .comm = comm,

@@ -41,7 +41,7 @@ static ncclResult_t put_post(sim_task *base) {
   return ncclSuccess;
 }
 
-static ncclResult_t put_wait(sim_task *base SIM_UNUSED, uint64_t deadline SIM_UNUSED) {
+static ncclResult_t put_wait(sim_task *base SIM_UNUSED, sim_due *due SIM_UNUSED) {
   return ncclSuccess; /* a put completes when posted */
 }
 
@@ -53,7 +53,7 @@ static void put_describe(sim_task *base, char *buf, size_t len) {
 static void put_release(sim_task *base) {
   put_task *t = (put_task *)base;
   rma_cwin_unref(t->cw);
-  sim_free(t);
+  sim_task_free(base);
 }
 
 static void put_commit(sim_task *base) { rma_signal_commit(base, ((put_task *)base)->peer); }
@@ -91,7 +91,7 @@ SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclD
     rma_cwin_unref(cw);
     return sim_group_error(ncclInvalidArgument);
   }
-  put_task *t = sim_calloc(1, sizeof *t);
+  put_task *t = sim_task_alloc(sizeof *t, stream);
   if (!t) {
     rma_cwin_unref(cw);
     return sim_group_error(ncclSystemError);

@@ -40,8 +40,8 @@ ncclResult_t rma_check_signal_args(ncclComm_t comm, int peer, int sigIdx, int ct
 
 void rma_signal_emit(sim_clique *c, int target, int source) {
   rma_state *st = c->area[SIM_AREA_RMA];
-  atomic_fetch_add_explicit(&rma_slot(st, target, source)->arrived, 1, memory_order_release);
-  sim_waitq_wake(&st->rank[target].wq);
+  atomic_fetch_add(&rma_slot(st, target, source)->arrived, 1); /* read by arrived() */
+  sim_waitq_wake_sleepers(&st->rank[target].wq);
 }
 
 void rma_signal_commit(sim_task *t, int peer) {
@@ -62,7 +62,7 @@ static ncclResult_t signal_post(sim_task *base) {
   return ncclSuccess;
 }
 
-static ncclResult_t signal_wait(sim_task *base SIM_UNUSED, uint64_t deadline SIM_UNUSED) {
+static ncclResult_t signal_wait(sim_task *base SIM_UNUSED, sim_due *due SIM_UNUSED) {
   return ncclSuccess; /* a signal completes when posted */
 }
 
@@ -70,7 +70,7 @@ static void signal_describe(sim_task *base, char *buf, size_t len) {
   snprintf(buf, len, "ncclSignal(peer=%d)", ((signal_task *)base)->peer);
 }
 
-static void task_free(sim_task *base) { sim_free(base); }
+static void task_free(sim_task *base) { sim_task_free(base); }
 
 static void signal_commit(sim_task *base) { rma_signal_commit(base, ((signal_task *)base)->peer); }
 
@@ -81,7 +81,7 @@ SIM_EXPORT ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int f
                                    cudaStream_t stream) {
   ncclResult_t res = rma_check_signal_args(comm, peer, sigIdx, ctx, flags, "ncclSignal");
   if (res != ncclSuccess) return sim_group_error(res);
-  signal_task *t = sim_calloc(1, sizeof *t);
+  signal_task *t = sim_task_alloc(sizeof *t, stream);
   if (!t) return sim_group_error(ncclSystemError);
   *t = (signal_task){.base = {.ops = &signal_ops, .comm = comm, .conn = SIM_CONN_RMA, .has_peer = true, .peer = peer},
                      .peer = peer};
@@ -121,17 +121,18 @@ static bool arrived(void *arg) {
   wait_task *t = arg;
   rma_state *st = rma_of(t->base.comm);
   int me = t->base.comm->rank;
+  /* Sequentially consistent, for rma_signal_emit's wake (sim.h). */
   for (int i = 0; i < t->ndesc; i++)
-    if (atomic_load_explicit(&rma_slot(st, me, t->desc[i].peer)->arrived, memory_order_acquire) <
+    if (atomic_load(&rma_slot(st, me, t->desc[i].peer)->arrived) <
         atomic_load_explicit(&t->desc[i].want, memory_order_relaxed))
       return false;
   return true;
 }
 
-static ncclResult_t wait_wait(sim_task *base, uint64_t deadline) {
+static ncclResult_t wait_wait(sim_task *base, sim_due *due) {
   wait_task *t = (wait_task *)base;
   ncclComm_t comm = base->comm;
-  int rc = sim_waitq_wait(&rma_of(comm)->rank[comm->rank].wq, arrived, t, sim_comm_cancel(comm), deadline);
+  int rc = sim_waitq_wait_due(&rma_of(comm)->rank[comm->rank].wq, arrived, t, sim_comm_cancel(comm), due);
   if (rc == 0) return ncclSuccess;
   /* The tickets stay taken: the communicator has failed by now, and a later
    * wait must not take a signal that this one was owed. */
@@ -196,7 +197,7 @@ SIM_EXPORT ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *descs, n
       return sim_group_error(ncclInvalidArgument);
     }
   }
-  wait_task *t = sim_calloc(1, sizeof *t + (size_t)nDesc * sizeof t->desc[0]);
+  wait_task *t = sim_task_alloc(sizeof *t + (size_t)nDesc * sizeof t->desc[0], stream);
   if (!t) return sim_group_error(ncclSystemError);
   t->base = (sim_task){.ops = &wait_ops, .comm = comm, .conn = SIM_CONN_RMA};
   t->ndesc = nDesc;

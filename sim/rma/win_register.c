@@ -136,7 +136,7 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
 }
 
 static const sim_rv_ops reg_rv = {"ncclCommWindowRegister", "window registration", sizeof(reg_round),
-                                  sizeof(reg_slot), round_complete, NULL};
+                                  sizeof(reg_slot), round_complete, NULL, false};
 
 /* Posts comm's part of its next round. `nb` non-NULL: non-blocking
  * (detached; *out is then NULL), and the round owns nb once this succeeds. */

@@ -24,6 +24,8 @@ static bool should_fail(void) {
   return false;
 }
 
+bool sim_alloc_fails(void) { return should_fail(); }
+
 /* With ranks as processes (util/shm.c) every block comes from the shared
  * arena; the mode is fixed at the first allocation. */
 void *sim_malloc(size_t size) {

@@ -8,6 +8,7 @@
  * aborting thread having to know every waiter.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -49,14 +50,46 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+int sim_ncpus(void) {
+  static _Atomic int n;
+  int v = atomic_load_explicit(&n, memory_order_relaxed);
+  if (!v) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    v = c < 1 ? 1 : c > 1 << 20 ? 1 << 20 : (int)c;
+    atomic_store_explicit(&n, v, memory_order_relaxed);
+  }
+  return v;
+}
+
+uint64_t sim_due_ns(sim_due *d) {
+  if (!d->at) d->at = sim_deadline();
+  return d->at;
+}
+
 int sim_waitq_wait(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomic int *cancel,
                    uint64_t deadline_ns) {
+  sim_due d = sim_due_at(deadline_ns);
+  return sim_waitq_wait_due(q, ready, arg, cancel, &d);
+}
+
+static void spin(sim_ready_fn ready, void *arg, bool *done) {
   int64_t spins = sim_param_int(SIM_P_SPIN);
   for (int64_t i = 0; i < spins; i++) {
-    if (ready(arg)) return 0;
+    if (ready(arg)) {
+      *done = true;
+      return;
+    }
     if (i < 64) cpu_relax();
     else sched_yield();
   }
+  *done = false;
+}
+
+int sim_waitq_wait_due(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomic int *cancel, sim_due *due) {
+  bool done;
+  spin(ready, arg, &done);
+  if (done) return 0;
+  uint64_t deadline_ns = sim_due_ns(due);
   for (;;) {
     /* Announce the sleeper before the last check: a waker that changed the
      * state after our check must see sleepers != 0 or bump seq first. */
@@ -78,5 +111,77 @@ int sim_waitq_wait(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomic in
     uint64_t left = deadline_ns - now;
     futex_wait(&q->seq, seen, left < SLEEP_CAP_NS ? left : SLEEP_CAP_NS);
     atomic_fetch_sub(&q->sleepers, 1);
+  }
+}
+
+/* ---- counts ---- */
+
+void sim_count_init(sim_count *c) {
+  atomic_init(&c->value, 0);
+  atomic_init(&c->want, UINT64_MAX);
+  atomic_init(&c->q.seq, 0);
+  atomic_init(&c->q.sleepers, 0);
+}
+
+/* The adder's add and its read of `want` are sequentially consistent, as
+ * are a sleeper's registration in `want` and its read of the value: one of
+ * the two sees the other. A wake resets `want`, and every sleeper woken
+ * registers again; one that registered before the reset read `seq` before
+ * registering, so the wake's bump of `seq`, after the reset, stops its
+ * sleep. */
+uint64_t sim_count_add(sim_count *c, uint64_t n) {
+  uint64_t v = atomic_fetch_add(&c->value, n) + n;
+  if (v >= atomic_load(&c->want)) {
+    atomic_store(&c->want, UINT64_MAX);
+    sim_waitq_wake(&c->q);
+  }
+  return v;
+}
+
+typedef struct {
+  sim_count *c;
+  uint64_t target;
+} count_arg;
+
+static bool count_reached(void *arg) {
+  count_arg *a = arg;
+  return sim_count_get(a->c) >= a->target;
+}
+
+int sim_count_wait(sim_count *c, uint64_t target, uint64_t deadline_ns) {
+  return sim_count_wait_spin(c, target, deadline_ns, 0);
+}
+
+/* A thread that waits for a count has nothing to do until it is reached:
+ * it polls 64 times, then, unless told to go on polling (yielding), sleeps
+ * until the count reaches its target. A host thread in a synchronize
+ * sleeps at once: on a machine with fewer cores than busy threads, its
+ * polling, even yielding, takes turns from the stream workers that make
+ * the count progress. */
+int sim_count_wait_spin(sim_count *c, uint64_t target, uint64_t deadline_ns, int64_t yields) {
+  count_arg a = {c, target};
+  for (int64_t i = 0; i < 64 + yields; i++) {
+    if (count_reached(&a)) return 0;
+    if (i < 64) cpu_relax();
+    else sched_yield();
+  }
+  for (;;) {
+    atomic_fetch_add(&c->q.sleepers, 1);
+    uint32_t seen = atomic_load(&c->q.seq);
+    uint64_t w = atomic_load(&c->want);
+    while (target < w && !atomic_compare_exchange_weak(&c->want, &w, target)) {
+    }
+    if (atomic_load(&c->value) >= target) {
+      atomic_fetch_sub(&c->q.sleepers, 1);
+      return 0;
+    }
+    uint64_t now = sim_now_ns();
+    if (now >= deadline_ns) {
+      atomic_fetch_sub(&c->q.sleepers, 1);
+      return count_reached(&a) ? 0 : ETIMEDOUT;
+    }
+    uint64_t left = deadline_ns - now;
+    futex_wait(&c->q.seq, seen, left < SLEEP_CAP_NS ? left : SLEEP_CAP_NS);
+    atomic_fetch_sub(&c->q.sleepers, 1);
   }
 }

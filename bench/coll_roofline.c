@@ -1,0 +1,317 @@
+/*
+ * bench/coll_roofline.c — allreduce, reduce-scatter and allgather against
+ * the machine's streaming bandwidth, measured in the same run.
+ *
+ * The roofline. In one address space, an out-of-place collective of n
+ * ranks must at least read every input byte once and write every output
+ * byte once. With S the size nccl-tests reports (allreduce: each rank's
+ * buffer; reduce-scatter: each rank's send buffer, n blocks; allgather:
+ * each rank's receive buffer, n blocks), the bytes moved at least are:
+ *   allreduce       n inputs of S, n outputs of S:       2nS
+ *   reduce-scatter  n inputs of S, n outputs of S/n:     (n+1)S
+ *   allgather       n inputs of S/n, n outputs of S:     (n+1)S
+ * The machine moves bytes at most at its all-core streaming bandwidth: one
+ * thread per online CPU running a[i] += b[i] (float) over its slice of two
+ * arrays whose footprint equals those bytes (12 bytes moved per element),
+ * timed between the collective's repeats while the ranks wait. The roofline
+ * time is the bytes over that bandwidth, and `frac` is the roofline time
+ * over the collective's time (1 is the limit; the target is >= 0.7).
+ *
+ * A collective's time: each rank thread (rank r on device r mod the device
+ * count) enqueues `iters` collectives on its stream and synchronises; the
+ * time per call is the slowest rank's. Each figure is measured `repeats`
+ * times, the collective and its add loop back to back, the ratio taken per
+ * repeat; lines give the median and min/max over the repeats.
+ *
+ * Small sizes: allreduce of 8 bytes (2 float32) at each rank count, time
+ * per call in ns: time_ns on the stream clock, 1000 calls enqueued behind
+ * a start gate (a host function on each rank's stream that returns once
+ * every rank has enqueued), as bench/signal_latency times its ping-pongs;
+ * host_time_ns on the host clock, enqueues and synchronise included.
+ * bench/latency-vs-mpi.sh sets them beside MPI_Allreduce of 8 bytes,
+ * measured in the same run.
+ *
+ * Output: key=value lines. Usage:
+ *   coll_roofline [min_bytes [max_bytes [rank counts [repeats]]]]
+ *   defaults: 1048576 16777216 2,4,8 5 (sizes go up by 4x); max_bytes 0:
+ *   the 8-byte allreduce alone
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#define BENCH_NAME "coll_roofline"
+#include "bench.h"
+
+#define MAX_RANKS 64
+#define MAX_REPEATS 64
+#define MAX_THREADS 64
+
+typedef enum { ALLREDUCE, REDUCESCATTER, ALLGATHER, NCOLLS } coll_t;
+static const char *const coll_names[] = {"allreduce", "reducescatter", "allgather"};
+
+static ncclUniqueId id;
+static pthread_barrier_t bar;
+static int nranks, iters;
+static size_t max_bytes = (size_t)16 << 20, cur_bytes; /* cur_bytes 0: the ranks leave */
+static coll_t cur_coll;
+static double rank_secs[MAX_RANKS], rank_stream_secs[MAX_RANKS];
+static _Atomic int gate_open; /* the small sizes' start gate (below) */
+
+#define CHECK(cond, what) BENCH_CHECK(cond, what, "")
+#define NCHECK(call, what)                                                           \
+  do {                                                                               \
+    ncclResult_t r_ = (call);                                                        \
+    BENCH_CHECK(r_ == ncclSuccess, what, ncclGetErrorString(r_));                    \
+  } while (0)
+
+/* The size S of coll at `bytes`, as element counts of the call. */
+static size_t call_count(coll_t c, size_t bytes, int n) {
+  size_t elems = bytes / sizeof(float);
+  return c == ALLREDUCE ? elems : elems / (size_t)n;
+}
+
+/* The bytes an out-of-place coll of n ranks moves at least (see above). */
+static double min_traffic(coll_t c, size_t bytes, int n) {
+  return c == ALLREDUCE ? 2.0 * n * (double)bytes : (n + 1.0) * (double)bytes;
+}
+
+static void run_coll(coll_t c, const float *send, float *recv, size_t count, ncclComm_t comm, cudaStream_t s) {
+  switch (c) {
+  case ALLREDUCE: NCHECK(ncclAllReduce(send, recv, count, ncclFloat32, ncclSum, comm, s), "ncclAllReduce"); break;
+  case REDUCESCATTER:
+    NCHECK(ncclReduceScatter(send, recv, count, ncclFloat32, ncclSum, comm, s), "ncclReduceScatter");
+    break;
+  default: NCHECK(ncclAllGather(send, recv, count, ncclFloat32, comm, s), "ncclAllGather"); break;
+  }
+}
+
+static void gate_fn(void *arg) {
+  (void)arg;
+  while (!atomic_load(&gate_open)) usleep(20);
+}
+
+static void *rank_main(void *arg) {
+  int rank = (int)(long)arg, ndev = 1;
+  cudaGetDeviceCount(&ndev);
+  ncclComm_t comm;
+  cudaStream_t s;
+  float *send, *recv;
+  CHECK(cudaSetDevice(rank % ndev) == cudaSuccess, "cudaSetDevice");
+  NCHECK(ncclCommInitRank(&comm, nranks, id, rank), "ncclCommInitRank");
+  size_t buf_bytes = max_bytes < 1024 ? 1024 : max_bytes;
+  CHECK(cudaMalloc((void **)&send, buf_bytes) == cudaSuccess, "cudaMalloc");
+  CHECK(cudaMalloc((void **)&recv, buf_bytes) == cudaSuccess, "cudaMalloc");
+  /* Touch every page; small integers keep every sum exact. */
+  CHECK(cudaMemset(send, 0, buf_bytes) == cudaSuccess && cudaMemset(recv, 0, buf_bytes) == cudaSuccess,
+        "cudaMemset");
+  CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
+  cudaEvent_t ev[2];
+  for (int e = 0; e < 2; e++) CHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
+  for (;;) {
+    pthread_barrier_wait(&bar); /* main set cur_bytes and cur_coll */
+    if (!cur_bytes) break;
+    size_t count = call_count(cur_coll, cur_bytes, nranks);
+    run_coll(cur_coll, send, recv, count, comm, s); /* warm-up; the first one connects */
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    pthread_barrier_wait(&bar);
+    double t0 = bench_now();
+    for (int i = 0; i < iters; i++) run_coll(cur_coll, send, recv, count, comm, s);
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    rank_secs[rank] = (bench_now() - t0) / iters;
+    if (cur_bytes < 1024) {
+      /* Again behind a start gate: every rank's stream first runs a host
+       * function that returns once main opens the gate, which it does when
+       * every rank has enqueued its calls; events around the calls time
+       * them on the stream, while the host threads wait (as
+       * bench/signal_latency times its ping-pongs). */
+      pthread_barrier_wait(&bar);
+      CHECK(cudaLaunchHostFunc(s, gate_fn, NULL) == cudaSuccess, "cudaLaunchHostFunc");
+      CHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
+      for (int i = 0; i < iters; i++) run_coll(cur_coll, send, recv, count, comm, s);
+      CHECK(cudaEventRecord(ev[1], s) == cudaSuccess, "cudaEventRecord");
+      pthread_barrier_wait(&bar); /* main opens the gate */
+      CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
+      rank_stream_secs[rank] = ms * 1e-3 / iters;
+    }
+    pthread_barrier_wait(&bar); /* main reads the time, then runs its add loop while we wait */
+  }
+  for (int e = 0; e < 2; e++) cudaEventDestroy(ev[e]);
+  cudaStreamDestroy(s);
+  cudaFree(send);
+  cudaFree(recv);
+  NCHECK(ncclCommDestroy(comm), "ncclCommDestroy");
+  return NULL;
+}
+
+/* ---- the all-core add loop ---- */
+
+static float *add_a, *add_b;
+static int nthreads;
+typedef struct {
+  size_t lo, hi;
+  int reps;
+} add_slice;
+
+/* a[i] += b[i] in strips of 64 bytes, which gcc -O2 vectorises (its cheap
+ * cost model leaves a loop of unknown trip count scalar, and a scalar loop
+ * would measure the core, not the memory). */
+static void add_strips(float *restrict a, const float *restrict b, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (size_t j = 0; j < 16; j++) a[i + j] += b[i + j];
+  for (; i < n; i++) a[i] += b[i];
+}
+
+static void *add_thread(void *arg) {
+  add_slice *sl = arg;
+  for (int r = 0; r < sl->reps; r++) {
+    add_strips(add_a + sl->lo, add_b + sl->lo, sl->hi - sl->lo);
+    __asm__ __volatile__("" ::: "memory");
+  }
+  return NULL;
+}
+
+/* Bytes per second of nthreads threads running a[i] += b[i] over `elems`
+ * floats of each array (12 bytes per element), reps passes after one
+ * untimed pass. */
+static double all_core_bw(size_t elems, int reps) {
+  pthread_t th[MAX_THREADS];
+  add_slice sl[MAX_THREADS];
+  double t0 = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) t0 = bench_now();
+    for (int t = 0; t < nthreads; t++) {
+      sl[t] = (add_slice){elems * t / nthreads, elems * (t + 1) / nthreads, pass ? reps : 1};
+      CHECK(pthread_create(&th[t], NULL, add_thread, &sl[t]) == 0, "pthread_create");
+    }
+    for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+  }
+  return 12.0 * (double)elems * reps / (bench_now() - t0);
+}
+
+static int clampi(double v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : (int)v; }
+
+/* One collective at one size: `repeats` rounds of the ranks' timing and the
+ * add loop over the same bytes. */
+static void measure(coll_t c, size_t bytes, int repeats) {
+  double traffic = min_traffic(c, bytes, nranks);
+  double t_coll[MAX_REPEATS], bw[MAX_REPEATS], frac[MAX_REPEATS], us[MAX_REPEATS];
+  /* About 50 ms of collectives per repeat at 25 GB/s; at most 1000 calls (a GPU's
+   * stream holds about that many). */
+  iters = bytes < 1024 ? 1000 : clampi(25e9 * 0.05 / traffic, 3, 1000);
+  /* The add loop's arrays: footprint = the collective's bytes. */
+  size_t elems = (size_t)(traffic / 2 / sizeof(float));
+  int reps = clampi(25e9 * 0.05 / (1.5 * traffic), 2, 1000);
+  cur_coll = c;
+  cur_bytes = bytes;
+  double host_ns[MAX_REPEATS];
+  for (int rep = 0; rep < repeats; rep++) {
+    pthread_barrier_wait(&bar); /* go */
+    pthread_barrier_wait(&bar); /* warmed up */
+    if (bytes < 1024) {
+      pthread_barrier_wait(&bar); /* timed on the host clock */
+      pthread_barrier_wait(&bar); /* enqueued behind the gate */
+      atomic_store(&gate_open, 1);
+    }
+    pthread_barrier_wait(&bar); /* timed */
+    atomic_store(&gate_open, 0);
+    t_coll[rep] = 0;
+    host_ns[rep] = 0;
+    for (int r = 0; r < nranks; r++) {
+      double t = bytes < 1024 ? rank_stream_secs[r] : rank_secs[r];
+      if (t > t_coll[rep]) t_coll[rep] = t;
+      if (rank_secs[r] * 1e9 > host_ns[rep]) host_ns[rep] = rank_secs[r] * 1e9;
+    }
+    us[rep] = t_coll[rep] * 1e6;
+    if (bytes >= 1024) {
+      bw[rep] = all_core_bw(elems, reps);
+      frac[rep] = traffic / bw[rep] / t_coll[rep];
+    }
+  }
+  char la[64];
+  bench_spread x = bench_stats(us, repeats);
+  if (bytes < 1024) {
+    for (int rep = 0; rep < repeats; rep++) us[rep] *= 1000;
+    x = bench_stats(us, repeats);
+    bench_spread h = bench_stats(host_ns, repeats);
+    printf("bench=coll_roofline coll=%s ranks=%d bytes=%zu iters=%d repeats=%d time_ns=%.0f time_ns_min=%.0f "
+           "time_ns_max=%.0f host_time_ns=%.0f host_time_ns_min=%.0f host_time_ns_max=%.0f loadavg=%s\n",
+           coll_names[c], nranks, bytes, iters, repeats, x.med, x.min, x.max, h.med, h.min, h.max,
+           bench_loadavg(la, sizeof la));
+    fflush(stdout);
+    return;
+  }
+  bench_spread y = bench_stats(bw, repeats), z = bench_stats(frac, repeats);
+  printf("bench=coll_roofline coll=%s ranks=%d bytes=%zu min_traffic_bytes=%.0f iters=%d repeats=%d "
+         "time_us=%.1f time_us_min=%.1f time_us_max=%.1f allcore_gbps=%.2f allcore_gbps_min=%.2f "
+         "allcore_gbps_max=%.2f allcore_threads=%d roofline_us=%.1f frac=%.3f frac_min=%.3f frac_max=%.3f "
+         "target_frac_min=0.7 loadavg=%s\n",
+         coll_names[c], nranks, bytes, traffic, iters, repeats, x.med, x.min, x.max, y.med / 1e9, y.min / 1e9,
+         y.max / 1e9, nthreads, traffic / y.med * 1e6, z.med, z.min, z.max, bench_loadavg(la, sizeof la));
+  fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+  size_t min_bytes = (size_t)1 << 20;
+  int repeats = 5;
+  if (argc > 1) min_bytes = strtoull(argv[1], NULL, 0);
+  if (argc > 2) max_bytes = strtoull(argv[2], NULL, 0);
+  const char *list = argc > 3 ? argv[3] : "2,4,8";
+  if (argc > 4) repeats = atoi(argv[4]);
+  BENCH_CHECK(min_bytes >= 1024 && (max_bytes >= min_bytes || !max_bytes), "sizes",
+              "1024 <= min_bytes <= max_bytes, or max_bytes 0");
+  BENCH_CHECK(repeats >= 1 && repeats <= MAX_REPEATS, "repeats", "1 to 64");
+  int counts[16], ncounts = 0;
+  for (char *end; *list && ncounts < 16; list = *end ? end + 1 : end) {
+    long v = strtol(list, &end, 10);
+    BENCH_CHECK(end != list && v >= 2 && v <= MAX_RANKS, "rank counts", "2 to 64, e.g. 2,4,8");
+    counts[ncounts++] = (int)v;
+  }
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  nthreads = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu;
+  int maxn = 0;
+  for (int c = 0; c < ncounts; c++) maxn = counts[c] > maxn ? counts[c] : maxn;
+  /* The add loop's arrays, for the largest footprint: 2n x max_bytes. */
+  size_t add_elems = (size_t)(min_traffic(ALLREDUCE, max_bytes, maxn) / 2 / sizeof(float)) + 1;
+  add_a = malloc(add_elems * sizeof(float));
+  add_b = malloc(add_elems * sizeof(float));
+  CHECK(add_a && add_b, "malloc");
+  for (size_t i = 0; i < add_elems; i++) add_a[i] = 0, add_b[i] = 1;
+#ifdef NCCLSIM
+  const char *backend = "ncclsim";
+#else
+  const char *backend = "nccl";
+#endif
+  char la[64];
+  double t_start = bench_now();
+  printf("bench=coll_roofline backend=%s start cpus=%ld min_bytes=%zu max_bytes=%zu repeats=%d loadavg=%s\n",
+         backend, ncpu, min_bytes, max_bytes, repeats, bench_loadavg(la, sizeof la));
+  fflush(stdout);
+  for (int k = 0; k < ncounts; k++) {
+    nranks = counts[k];
+    pthread_t th[MAX_RANKS];
+    NCHECK(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    pthread_barrier_init(&bar, NULL, (unsigned)nranks + 1);
+    for (long r = 0; r < nranks; r++) pthread_create(&th[r], NULL, rank_main, (void *)r);
+    measure(ALLREDUCE, 8, repeats);
+    for (size_t bytes = min_bytes; max_bytes && bytes <= max_bytes; bytes *= 4)
+      for (coll_t c = ALLREDUCE; c < NCOLLS; c++) measure(c, bytes, repeats);
+    cur_bytes = 0;
+    pthread_barrier_wait(&bar);
+    for (int r = 0; r < nranks; r++) pthread_join(th[r], NULL);
+    pthread_barrier_destroy(&bar);
+  }
+  printf("bench=coll_roofline backend=%s summary wall_s=%.1f loadavg=%s\n", backend, bench_now() - t_start,
+         bench_loadavg(la, sizeof la));
+  free(add_a);
+  free(add_b);
+  return 0;
+}
