@@ -180,6 +180,7 @@ static void test_runtime_connect_off(void **state) {
 }
 
 /* A late peer that never comes: NCCLSIM_TIMEOUT, and the rule named. */
+static _Atomic int never_done;
 static void never_fn(rank_ctx *c) {
   int *b;
   assert_int_equal(cudaMalloc((void **)&b, 64), cudaSuccess);
@@ -192,13 +193,18 @@ static void never_fn(rank_ctx *c) {
     assert_non_null(strstr(msg, "NCCL connects a point-to-point link at its first use"));
     assert_int_equal(ncclSend(b, 4, ncclInt32, 1, c->comm, 0), ncclTimeout); /* still not */
     ncclsimParamSet("TIMEOUT", "60");
+    atomic_store(&never_done, 1);
   } else {
-    sleep_ms(1500); /* running, so no deadlock can be claimed: only the timeout */
+    /* Running, so no deadlock can be claimed: only the timeout. Until rank
+     * 0 is done: a fixed sleep ended first on a loaded machine, and rank
+     * 0's second send then met a destroyed peer (ncclRemoteError). */
+    for (int i = 0; i < 6000 && !atomic_load(&never_done); i++) sleep_ms(10);
   }
   cudaFree(b);
 }
 
 static void test_timeout_names_rule(void **state) {
+  atomic_store(&never_done, 0);
   ncclsimParamSet("TIMEOUT", "60");
   assert_int_equal(run_ranks(2, never_fn, NULL), 0);
 }
