@@ -122,7 +122,7 @@ NATIVE_KERNELS(f64, double, double)
  * as the scalar kernels do); max and min in an array that gcc -O2
  * vectorises (the vector extension has no portable select in C). */
 #define FUSED_VEC(name, T, U, op, OP)                                                             \
-  static void name##_fused_##op(const name##_in *const *in, int nin, T *const *out, int nout, size_t n) { \
+  static void name##_fused_##op(const name##_in *const *in, int nin, name##_out *const *out, int nout, size_t n) { \
     typedef U v_t __attribute__((vector_size(16)));                                               \
     enum { VL = 16 / sizeof(T) };                                                                 \
     size_t i = 0;                                                                                 \
@@ -145,7 +145,7 @@ NATIVE_KERNELS(f64, double, double)
     }                                                                                             \
   }
 #define FUSED_ARR(name, T, op, EXPR)                                                              \
-  static void name##_fused_##op(const name##_in *const *in, int nin, T *const *out, int nout, size_t n) { \
+  static void name##_fused_##op(const name##_in *const *in, int nin, name##_out *const *out, int nout, size_t n) { \
     size_t i = 0;                                                                                 \
     for (; i + STRIP(T) <= n; i += STRIP(T)) {                                                    \
       T acc[STRIP(T)];                                                                            \
@@ -163,6 +163,9 @@ NATIVE_KERNELS(f64, double, double)
     }                                                                                             \
   }
 #define FUSED(name, T, U)                                                                         \
+  /* Outputs may be misaligned for T, as inputs may (a user's buffer at  \
+   * any byte offset): the tails store through an aligned(1) type. */     \
+  typedef T name##_out __attribute__((aligned(1)));                                               \
   static inline T name##_max2(T a, T b) { return MAXF(a, b); }                                    \
   static inline T name##_min2(T a, T b) { return MINF(a, b); }                                    \
   FUSED_VEC(name, T, U, sum, +)                                                                   \
@@ -171,7 +174,7 @@ NATIVE_KERNELS(f64, double, double)
   FUSED_ARR(name, T, min, name##_min2)                                                            \
   static bool name##_fused(red_kind k, const void *const *in, int nin, void *const *out, int nout, size_t n) { \
     const name##_in *const *x = (const name##_in *const *)in;                                     \
-    T *const *y = (T *const *)out;                                                                \
+    name##_out *const *y = (name##_out *const *)out;                                              \
     switch (k) {                                                                                  \
     case RED_SUM: name##_fused_sum(x, nin, y, nout, n); return true;                              \
     case RED_PROD: name##_fused_prod(x, nin, y, nout, n); return true;                            \
