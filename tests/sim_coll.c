@@ -334,6 +334,67 @@ static void test_unaligned_narrow(void **state) {
   }
 }
 
+/* The same for 4-byte types through the fused kernels (sim/coll/reduce.c):
+ * their scalar tail stored through an aligned int32_t pointer (UBSan
+ * "store to misaligned address", found by the fuzzer). Sum and max of
+ * int32, sum of float, 33 elements at an odd address: two strips and a
+ * tail. */
+static void test_unaligned_wide(void **state) {
+  enum { R = 2, C = 33 };
+  static const struct { ncclDataType_t dt; ncclRedOp_t op; } k[] = {
+      {ncclInt32, ncclSum}, {ncclInt32, ncclMax}, {ncclFloat32, ncclSum}};
+  ncclComm_t comms[R];
+  cudaStream_t st[R];
+  unsigned char *raw[R];
+  assert_int_equal(ncclCommInitAll(comms, R, NULL), ncclSuccess);
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(cudaStreamCreate(&st[r]), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&raw[r], 4 * C + 1), cudaSuccess);
+  }
+  for (size_t t = 0; t < sizeof k / sizeof k[0]; t++) {
+    unsigned char h[4 * C];
+    for (int r = 0; r < R; r++) {
+      for (int i = 0; i < C; i++) {
+        int32_t iv = r + 1 + i;
+        float fv = (float)(r + 1 + i);
+        memcpy(h + 4 * i, k[t].dt == ncclInt32 ? (void *)&iv : (void *)&fv, 4);
+      }
+      cudaSetDevice(r);
+      assert_int_equal(cudaMemcpy(raw[r] + 1, h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess);
+    }
+    assert_int_equal(ncclGroupStart(), ncclSuccess);
+    for (int r = 0; r < R; r++) {
+      cudaSetDevice(r);
+      assert_int_equal(ncclAllReduce(raw[r] + 1, raw[r] + 1, C, k[t].dt, k[t].op, comms[r], st[r]), ncclSuccess);
+    }
+    assert_int_equal(ncclGroupEnd(), ncclSuccess);
+    for (int r = 0; r < R; r++) {
+      cudaSetDevice(r);
+      assert_int_equal(cudaStreamSynchronize(st[r]), cudaSuccess);
+      assert_int_equal(cudaMemcpy(h, raw[r] + 1, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+      for (int i = 0; i < C; i++) {
+        int want = k[t].op == ncclMax ? 2 + i : 3 + 2 * i;
+        if (k[t].dt == ncclInt32) {
+          int32_t v;
+          memcpy(&v, h + 4 * i, 4);
+          assert_int_equal(v, want);
+        } else {
+          float v;
+          memcpy(&v, h + 4 * i, 4);
+          assert_true(v == (float)want);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    cudaFree(raw[r]);
+    cudaStreamDestroy(st[r]);
+    assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+  }
+}
+
 /* ----------------------------------------------------- PreMulSum misuse */
 
 static void test_premulsum_misuse(void **state) {
@@ -378,6 +439,7 @@ int main(void) {
       cmocka_unit_test(test_mismatch),         cmocka_unit_test(test_mismatch_many_ranks),
       cmocka_unit_test(test_timeout),          cmocka_unit_test(test_one_thread_group),
       cmocka_unit_test(test_premulsum_misuse), cmocka_unit_test(test_unaligned_narrow),
+      cmocka_unit_test(test_unaligned_wide),
       cmocka_unit_test(test_seq_of_dropped_calls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
