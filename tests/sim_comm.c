@@ -20,6 +20,7 @@
 
 #include "sim.h"
 #include "sim_ranks.h"
+#include "sim_comms.h"
 #include <nccl_device.h> /* ncclCommQueryProperties */
 
 enum { MAXR = 8 };
@@ -34,54 +35,9 @@ static void pause_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
-static void init_all(ncclComm_t *comms, int n) {
-  assert_int_equal(ncclCommInitAll(comms, n, NULL), ncclSuccess);
-}
-
-static void destroy_all(ncclComm_t *comms, int n) {
-  for (int r = 0; r < n; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
-}
-
-static int device_of(ncclComm_t comm) {
-  int d = -1;
-  assert_int_equal(ncclCommCuDevice(comm, &d), ncclSuccess);
-  return d;
-}
-
 /* One thread drives an allreduce of (index + 1) over the n comms: it only
  * completes if they are the ranks of one communicator. */
-static void check_allreduce(ncclComm_t *comms, int n) {
-  int *buf[MAXR];
-  for (int r = 0; r < n; r++) {
-    cudaSetDevice(device_of(comms[r]));
-    assert_int_equal(cudaMalloc((void **)&buf[r], sizeof(int)), cudaSuccess);
-    int v = r + 1;
-    cudaMemcpy(buf[r], &v, sizeof v, cudaMemcpyHostToDevice);
-  }
-  assert_int_equal(ncclGroupStart(), ncclSuccess);
-  for (int r = 0; r < n; r++) {
-    cudaSetDevice(device_of(comms[r]));
-    assert_int_equal(ncclAllReduce(buf[r], buf[r], 1, ncclInt32, ncclSum, comms[r], 0), ncclSuccess);
-  }
-  assert_int_equal(ncclGroupEnd(), ncclSuccess);
-  for (int r = 0; r < n; r++) {
-    cudaSetDevice(device_of(comms[r]));
-    assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
-    int v = 0;
-    cudaMemcpy(&v, buf[r], sizeof v, cudaMemcpyDeviceToHost);
-    assert_int_equal(v, n * (n + 1) / 2);
-    cudaFree(buf[r]);
-  }
-  cudaSetDevice(0);
-}
-
-static void assert_rank_of(ncclComm_t comm, int rank, int count) {
-  int v = -1;
-  assert_int_equal(ncclCommUserRank(comm, &v), ncclSuccess);
-  assert_int_equal(v, rank);
-  assert_int_equal(ncclCommCount(comm, &v), ncclSuccess);
-  assert_int_equal(v, count);
-}
+static void check_allreduce(ncclComm_t *comms, int n) { check_allreduce_ranks(comms, n, false); }
 
 /* ---- unique ids and ncclCommInitRank* ---- */
 

@@ -18,6 +18,7 @@
 
 #include "sim.h"
 #include "sim_ranks.h"
+#include "sim_comms.h"
 
 enum { MAXR = 8 };
 
@@ -35,53 +36,9 @@ static void pause_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
-static void init_all(ncclComm_t *comms, int n) { assert_int_equal(ncclCommInitAll(comms, n, NULL), ncclSuccess); }
-
-static void destroy_all(ncclComm_t *comms, int n) {
-  for (int r = 0; r < n; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
-}
-
-static int device_of(ncclComm_t comm) {
-  int d = -1;
-  assert_int_equal(ncclCommCuDevice(comm, &d), ncclSuccess);
-  return d;
-}
-
-static void assert_rank_of(ncclComm_t comm, int rank, int count) {
-  int v = -1;
-  assert_int_equal(ncclCommUserRank(comm, &v), ncclSuccess);
-  assert_int_equal(v, rank);
-  assert_int_equal(ncclCommCount(comm, &v), ncclSuccess);
-  assert_int_equal(v, count);
-}
-
-/* One thread drives an allreduce of (index + 1) over comms[0..n), which
- * must be ranks 0..n-1 of one communicator; checks the sum everywhere. */
-static void check_allreduce(ncclComm_t *comms, int n) {
-  int *buf[MAXR];
-  for (int r = 0; r < n; r++) {
-    assert_rank_of(comms[r], r, n);
-    cudaSetDevice(device_of(comms[r]));
-    assert_int_equal(cudaMalloc((void **)&buf[r], sizeof(int)), cudaSuccess);
-    int v = r + 1;
-    cudaMemcpy(buf[r], &v, sizeof v, cudaMemcpyHostToDevice);
-  }
-  assert_int_equal(ncclGroupStart(), ncclSuccess);
-  for (int r = 0; r < n; r++) {
-    cudaSetDevice(device_of(comms[r]));
-    assert_int_equal(ncclAllReduce(buf[r], buf[r], 1, ncclInt32, ncclSum, comms[r], 0), ncclSuccess);
-  }
-  assert_int_equal(ncclGroupEnd(), ncclSuccess);
-  for (int r = 0; r < n; r++) {
-    cudaSetDevice(device_of(comms[r]));
-    assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
-    int v = 0;
-    cudaMemcpy(&v, buf[r], sizeof v, cudaMemcpyDeviceToHost);
-    assert_int_equal(v, n * (n + 1) / 2);
-    cudaFree(buf[r]);
-  }
-  cudaSetDevice(0);
-}
+/* comms[0..n) are ranks 0..n-1 of one communicator; checks the sum of an
+ * allreduce everywhere. */
+static void check_allreduce(ncclComm_t *comms, int n) { check_allreduce_ranks(comms, n, true); }
 
 /* Two non-blocking ranks, driven from this thread: the first init returns
  * ncclInProgress, the second completes both. */
