@@ -481,17 +481,28 @@ void case_SIG_STRESS(case_ctx_t *ctx)
         CASE_CHECK(ctx, got == 0 || got == slot_byte(s, ctx->rank, k, i), "slot %d from rank %d, "
                    "byte %d: 0x%02x, expected 0x%02x", k, s, i, got, slot_byte(s, ctx->rank, k, i));
       }
-  /* Nothing extra was counted: one more wait needs one more signal. */
-  wait_from(ctx, &e, e.prev, 1);
-  if (!still_waiting(ctx, &e, "a wait beyond every signal sent") || !ctx_barrier(ctx))
-    return;
-  /* From another stream: this one is blocked in the wait. */
-  cudaStream_t other;
-  CASE_CUDA_OK(ctx, ctx_stream_create(ctx, &other));
-  CASE_OK(ctx, n4c_comm_signal(e.comm, e.next, 0, 0, 0, other));
-  CASE_CUDA_OK(ctx, cudaStreamSynchronize(other));
-  if (sync_ok(ctx, &e, "the last signal"))
-    ctx_note(ctx, "%ld signals among %d ranks; this rank sent %ld", total, n, mine);
+  /* Nothing extra was counted: one more wait needs one more signal. The
+   * ranks take turns: rank w waits for one more from its prev, and prev,
+   * which waits for nothing, sends it from its own stream. The release
+   * cannot come from another stream of a rank whose own extra wait is
+   * pending: NCCL runs one communicator's operations in the order they
+   * were issued, across streams, so that signal would queue behind the
+   * wait it should release (on 2 x H200 with NCCL 2.30.7, such a program
+   * hangs: conformance/probes/sig_stress.c, phase xstream). */
+  for (int w = 0; w < n; w++) {
+    if (ctx->rank == w) {
+      wait_from(ctx, &e, e.prev, 1);
+      if (!still_waiting(ctx, &e, "a wait beyond every signal sent"))
+        return;
+    }
+    if (!ctx_barrier(ctx))
+      return;
+    if (ctx->rank == (w + n - 1) % n)
+      CASE_OK(ctx, n4c_comm_signal(e.comm, w, 0, 0, 0, e.stream));
+    if (!sync_ok(ctx, &e, "the last signal"))
+      return;
+  }
+  ctx_note(ctx, "%ld signals among %d ranks; this rank sent %ld", total, n, mine);
 }
 
 #endif /* HAVE_DECL_NCCLPUTSIGNAL */
