@@ -58,4 +58,37 @@ static inline const char *bench_loadavg(char *buf, size_t len) {
   return buf;
 }
 
+#if !defined(NCCLSIM) && defined(CUDART_VERSION)
+/* On GPUs: the copy engine's bandwidth from device 0 to device 1 in GB/s
+ * (cudaMemcpyPeerAsync, peer access on), over `iters` copies of `bytes`
+ * between buffers of its own: the limit a one-sided put or a send/recv
+ * between the two GPUs is measured against. 0 when it cannot be measured
+ * (one GPU, or no memory). Include cuda_runtime_api.h before this file. */
+static inline double bench_peer_copy_gbps(size_t bytes, int iters) {
+  void *src = NULL, *dst = NULL;
+  cudaStream_t s = NULL;
+  double gbps = 0;
+  int ndev = 0, cur = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 2) return 0;
+  cudaGetDevice(&cur);
+  if (cudaSetDevice(1) != cudaSuccess || cudaMalloc(&dst, bytes) != cudaSuccess) goto out;
+  if (cudaSetDevice(0) != cudaSuccess || cudaMalloc(&src, bytes) != cudaSuccess) goto out;
+  cudaError_t pe = cudaDeviceEnablePeerAccess(1, 0);
+  if (pe != cudaSuccess && pe != cudaErrorPeerAccessAlreadyEnabled) goto out;
+  cudaGetLastError(); /* an already-enabled peer is not an error here */
+  if (cudaStreamCreate(&s) != cudaSuccess) goto out;
+  cudaMemcpyPeerAsync(dst, 1, src, 0, bytes, s); /* warm-up */
+  if (cudaStreamSynchronize(s) != cudaSuccess) goto out;
+  double t0 = bench_now();
+  for (int i = 0; i < iters; i++) cudaMemcpyPeerAsync(dst, 1, src, 0, bytes, s);
+  if (cudaStreamSynchronize(s) == cudaSuccess) gbps = (double)bytes * iters / (bench_now() - t0) / 1e9;
+out:
+  if (s) cudaStreamDestroy(s);
+  if (src) cudaFree(src);
+  if (dst) { cudaSetDevice(1); cudaFree(dst); }
+  cudaSetDevice(cur);
+  return gbps;
+}
+#endif
+
 #endif

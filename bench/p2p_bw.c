@@ -8,7 +8,9 @@
  * communicator. Single-thread memcpy between the same two buffers gives the
  * host's copy limit (on ncclsim a send/recv is one such copy). Last, the
  * host-side cost of an nccl4c call over the raw call is measured over 10^5
- * grouped 1-byte send/recv pairs. On a GPU the memcpy columns read 0.
+ * grouped 1-byte send/recv pairs. On a GPU the memcpy columns hold the
+ * copy engine's bandwidth from GPU 0 to GPU 1 instead (cudaMemcpyPeerAsync,
+ * bench.h), the NVLink limit.
  *
  * Output: `key=value` lines, one per measurement, then a summary line.
  * Usage: p2p_bw [max_bytes]
@@ -157,6 +159,9 @@ int main(int argc, char **argv) {
       __asm__ __volatile__("" ::: "memory");
     }
     mc = (bench_now() - t0) / iters;
+#else
+    double pg = bench_peer_copy_gbps(bytes, iters);
+    mc = pg > 0 ? bytes / pg / 1e9 : 0;
 #endif
     pthread_barrier_wait(&bar);
     double raw = bytes / secs[0] / 1e9, n4c = bytes / secs[1] / 1e9, mcg = mc > 0 ? bytes / mc / 1e9 : 0;

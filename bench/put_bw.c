@@ -8,7 +8,9 @@
  * completing. Each size starts with one untimed put and wait (the first
  * also sets NCCL's one-sided connections up, which blocks rank 0 until
  * rank 1 joins). Target: ratio >= 0.8 at 64 MiB. On a GPU the windows are
- * device memory, so the memcpy columns read 0.
+ * device memory, and the memcpy columns hold the copy engine's bandwidth
+ * from GPU 0 to GPU 1 instead (cudaMemcpyPeerAsync, bench.h): on NCCL
+ * 2.30 a put between GPUs of one node is such a copy.
  *
  * Up to 20000 puts go on rank 0's stream; past the stream depth (about a
  * thousand operations) an enqueue blocks rank 0's thread until earlier
@@ -130,6 +132,8 @@ int main(int argc, char **argv) {
       __asm__ __volatile__("" ::: "memory");
     }
     mgbps = (double)b * iters / (bench_now() - t0) / 1e9;
+#else
+    mgbps = bench_peer_copy_gbps(b, iters);
 #endif
     double gbps = (double)b * iters / put / 1e9;
     printf("bench=put_bw bytes=%zu iters=%d gbps=%.2f memcpy_gbps=%.2f ratio=%.2f\n", b, iters, gbps, mgbps,

@@ -73,17 +73,18 @@ static const char *const test_names[] = {"put_signal", "sendrecv"};
 static double t_stream[NTESTS][MAX_REPEATS], t_gated[NTESTS][MAX_REPEATS], t_enqueue[NTESTS][MAX_REPEATS];
 static double t_bare[MAX_REPEATS];
 
-/* Iterations per chunk. A stream holds a bounded number of pending
- * operations (about 1021-1030 on H200 with NCCL 2.30.7; ncclsim:
- * NCCLSIM_STREAM_DEPTH, 1022 by default), and the next enqueue blocks the
- * host thread until one completes. Nothing behind the start gate can
- * complete before the start signal, and that signal is sent only once
- * both ranks have enqueued the whole chunk: a chunk, 2 * CHUNK_ITERS + 3
- * operations on rank 0's stream (the start wait, an event record, two
- * operations per iteration, an event record), must therefore stay below
- * the stream depth, or the run deadlocks on a GPU. 256 iterations, 515
- * operations, is about half of it. */
-#define CHUNK_ITERS 256
+/* Iterations per chunk. A stream holds a bounded number of pending CUDA
+ * operations (CUDA 13: 1022; ncclsim: NCCLSIM_STREAM_DEPTH), and the next
+ * enqueue blocks the host thread until one completes. Nothing behind the
+ * start gate can complete before the start signal, and that signal is sent
+ * only once both ranks have enqueued the whole chunk, so a chunk must stay
+ * below the depth, or the run deadlocks on a GPU. On NCCL 2.30.7 a
+ * ncclPutSignal is three CUDA operations (a staged sequence write, the data
+ * copy, the signal copy: rma/rma_ce.cc) and a ncclWaitSignal one, so an
+ * iteration is up to four: with 256 iterations (1027 operations) the run
+ * hung on 2 x H200. 128 iterations, 515 operations with the gate and the
+ * two event records, is about half the depth. */
+#define CHUNK_ITERS 128
 static int chunk_iters = CHUNK_ITERS;
 
 /* One iteration's half: rank 0 sends first and then takes the answer;
@@ -184,6 +185,16 @@ static void *nccl_rank(void *arg) {
   CHECK(ncclRecv((char *)wins_mem[r] + 128, 8, ncclUint8, peer, comms[r], s) == ncclSuccess, "ncclRecv");
   CHECK(ncclGroupEnd() == ncclSuccess, "ncclGroupEnd");
   CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+  /* And the ping-pong communicator's first one-sided operations, grouped,
+   * before any stream holds a gated wait: the first one sets NCCL's
+   * one-sided state up (ncclRmaCeInit) and must not come behind the gate
+   * (on 2 x H200 with NCCL 2.30.7 the benchmark hung without this;
+   * conformance/probes/sig_stress.c, phase lazyinit). */
+  CHECK(ncclGroupStart() == ncclSuccess, "ncclGroupStart");
+  CHECK(ncclSignal(peer, 0, 0, 0, comms[r], s) == ncclSuccess, "ncclSignal");
+  CHECK(ncclWaitSignal(1, &d, comms[r], s) == ncclSuccess, "ncclWaitSignal");
+  CHECK(ncclGroupEnd() == ncclSuccess, "ncclGroupEnd");
+  CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
   for (test_t t = PUT_SIGNAL; t < NTESTS; t++) pingpong(t, r, iters < 1000 ? iters : 1000, -1, s, s2, ev);
   for (int rep = 0; rep < repeats; rep++) {
     for (test_t t = PUT_SIGNAL; t < NTESTS; t++) pingpong(t, r, iters, rep, s, s2, ev);
@@ -251,11 +262,11 @@ int main(int argc, char **argv) {
   BENCH_CHECK(repeats >= 1 && repeats <= MAX_REPEATS, "repeats", "1 to 64");
 #ifdef NCCLSIM
   /* Under a shallower simulated stream (NCCLSIM_STREAM_DEPTH), a chunk
-   * that fits it: 2 * chunk + 3 operations at most. */
+   * that fits it: 4 * chunk + 3 operations at most. */
   const char *depth = ncclsimParamGet("STREAM_DEPTH");
   int dep = depth ? atoi(depth) : 0;
-  if (dep > 0 && 2 * chunk_iters + 3 > dep) chunk_iters = (dep - 3) / 2;
-  CHECK(chunk_iters > 0, "NCCLSIM_STREAM_DEPTH >= 5");
+  if (dep > 0 && 4 * chunk_iters + 3 > dep) chunk_iters = (dep - 3) / 4;
+  CHECK(chunk_iters > 0, "NCCLSIM_STREAM_DEPTH >= 7");
 #endif
   CHECK(ncclCommInitAll(comms, 2, NULL) == ncclSuccess, "ncclCommInitAll");
   CHECK(ncclCommInitAll(gates, 2, NULL) == ncclSuccess, "ncclCommInitAll");
