@@ -8,6 +8,9 @@
  * reads CLOCK_REALTIME (one clock for every thread and process of a host)
  * right after its call returns or right before it calls, and the times are
  * compared. The late rank sleeps first, so that an early return would show.
+ *
+ * BLOCK-06 is the rule behind them on the GPU side: NCCL runs one
+ * communicator's launches one after another, whatever their streams.
  */
 #include "config.h"
 
@@ -249,4 +252,56 @@ void case_BLOCK_05(case_ctx_t *ctx)
                 "rank %d's first allreduce waited for rank %d although NCCL_RUNTIME_CONNECT=0 connects at init",
                 ctx->rank, late);
   synced(ctx, &e);
+}
+
+void case_BLOCK_06(case_ctx_t *ctx)
+{
+#if !HAVE_DECL_NCCLPUTSIGNAL
+  int v = 0;
+  ncclGetVersion(&v);
+  CASE_SKIP(ctx, "not supported by NCCL %d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+#else
+  struct block_env e;
+  cudaStream_t other;
+  int n = ctx->nranks, next = (ctx->rank + 1) % n, prev = (ctx->rank + n - 1) % n;
+  if (n < 2)
+    CASE_SKIP(ctx, "needs 2 ranks (rank 1 releases rank 0's wait), there is 1");
+  if (!block_setup(ctx, &e))
+    return;
+  CASE_CUDA_OK(ctx, ctx_stream_create(ctx, &other));
+  /* Every rank's first one-sided operations, grouped: they connect. */
+  n4c_wait_signal_desc_t d = N4C_WAIT_SIGNAL_DESC(prev);
+  CASE_OK(ctx, n4c_group_start());
+  CASE_OK(ctx, n4c_comm_signal(e.comm, next, 0, 0, 0, e.stream));
+  CASE_OK(ctx, n4c_comm_wait_signal(e.comm, &d, 1, e.stream));
+  CASE_OK(ctx, n4c_group_end());
+  if (!synced(ctx, &e))
+    return;
+  /* Rank 0 waits on its stream for a signal rank 1 sends only after the
+   * barrier, then signals rank 1 from a second stream: that signal must
+   * not run before the wait ends. */
+  n4c_wait_signal_desc_t from = N4C_WAIT_SIGNAL_DESC(ctx->rank == 0 ? 1 : 0);
+  cudaError_t behind = cudaSuccess;
+  if (ctx->rank == 0) {
+    CASE_OK(ctx, n4c_comm_wait_signal(e.comm, &from, 1, e.stream));
+    CASE_OK(ctx, n4c_comm_signal(e.comm, 1, 0, 0, 0, other));
+    sleep_ms(LATE_MS);
+    behind = cudaStreamQuery(other);
+  }
+  if (!ctx_barrier(ctx))
+    return;
+  if (ctx->rank == 1) {
+    CASE_OK(ctx, n4c_comm_signal(e.comm, 0, 0, 0, 0, e.stream));
+    CASE_OK(ctx, n4c_comm_wait_signal(e.comm, &from, 1, e.stream));
+  }
+  if (!synced(ctx, &e))
+    return;
+  cudaError_t ce = cudaStreamSynchronize(other);
+  CASE_EXPECT(ctx, ce == cudaSuccess, "cudaStreamSynchronize of the second stream: %s", cudaGetErrorName(ce));
+  if (ctx->rank == 0)
+    CASE_EXPECT(ctx, behind == cudaErrorNotReady,
+                "the signal on the second stream was done (%s) %d ms after it was enqueued, while the rank's "
+                "wait_signal issued before it on the first stream was still pending",
+                cudaGetErrorName(behind), LATE_MS);
+#endif
 }

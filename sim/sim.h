@@ -54,7 +54,8 @@
   X(LAT_US, "LAT_US", "5", "ncclGroupSimulateEnd model: microseconds of latency per operation")  \
   X(BW_GBS, "BW_GBS", "100", "ncclGroupSimulateEnd model: link bandwidth in GB/s")              \
   X(STACK_KB, "STACK_KB", "256", "stack size of each stream worker thread, in KiB")                \
-  X(STREAM_DEPTH, "STREAM_DEPTH", "1022", "operations a stream holds pending (NCCL operations, async copies and memsets); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
+  X(COMM_ORDER, "COMM_ORDER", "1", "1 runs one communicator's operations in the order they were issued, across streams, as NCCL does (an operation waits for the rank's earlier ones on other streams); 0: stream order only") \
+  X(STREAM_DEPTH, "STREAM_DEPTH", "1022", "CUDA operations a stream holds pending (NCCL operations, async copies and memsets; a put_signal counts 3, a signal 2); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
   X(PROCESSES, "PROCESSES", "auto", "ranks as processes: auto shares ncclsim's state among the processes of a launcher's job (mpirun, srun); 1 also with the processes this one forks (ncclsimProcessesInit); 0 never") \
   X(SHM_SIZE, "SHM_SIZE", "68719476736", "with NCCLSIM_PROCESSES=1: bytes of address space the shared arena reserves (pages are used only as touched)") \
   X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died") \
@@ -352,6 +353,9 @@ struct sim_op {
   /* Not counted toward NCCLSIM_STREAM_DEPTH, as CUDA does not bound it
    * (event records, stream waits on events, host functions). */
   bool unbounded;
+  /* Otherwise the CUDA operations it stands for toward the depth (0: one;
+   * a launch of one-sided operations is several: core/task.c). */
+  uint16_t cost;
 };
 typedef struct CUstream_st sim_stream;
 /* Resolves a stream handle (0 = the current device's default stream).
@@ -596,6 +600,17 @@ struct ncclComm {
   int pid;                 /* the process the rank lives in */
   _Atomic uint64_t driver; /* sim_thread_self() of its last NCCL call (0: none yet) */
   _Atomic int driver_tid;
+  /* NCCL runs a communicator's launches one after another whatever their
+   * streams (each launch's stream waits for the previous launch: enqueue.cc,
+   * the deviceStream), so an operation waits for the rank's earlier ones on
+   * other streams (core/task.c; NCCLSIM_COMM_ORDER). */
+  uint64_t order_launched;   /* tasks launched so far, by the submitting thread */
+  sim_stream *order_stream;  /* the stream of the last launch; NULL: several, or none */
+  const void *order_mark;    /* the launch being counted, and what is known of it: */
+  uint64_t order_base;       /* order_launched before it */
+  sim_stream *order_first;   /* its first task's stream */
+  bool order_streams;        /* it uses more than one stream */
+  sim_count order_done;      /* tasks whose run has ended */
 };
 
 /* Records the calling thread as comm's driver (every NCCL call does). */
@@ -664,6 +679,8 @@ struct sim_task_ops {
    * call this posted task waits for (sim_block.awaits); 0 when it waits for
    * none; -1 when it cannot tell. */
   int (*awaits)(sim_task *t, sim_rank_ref *out, int max);
+  /* What NCCL puts on the stream for it, for the stream's depth (core/task.c). */
+  enum { SIM_COST_KERNEL = 0, SIM_COST_RMA_WAIT, SIM_COST_RMA_PUT } cost;
 };
 /* The connection an operation uses, which real NCCL sets up at its first
  * use (core/connect.c). */
@@ -693,6 +710,10 @@ struct sim_task {
   int peer;
   uint64_t seq;
   uint64_t trace_slot; /* managed by the machinery (UINT64_MAX: not begun) */
+  /* Set by the machinery: posted only once comm->order_done reaches it
+   * (0: at once), and order_blocked while it waits (the timeout dump). */
+  uint64_t order_after;
+  _Atomic bool order_blocked;
 };
 /* Validates the stream, then launches the task now (outside a group) or at
  * ncclGroupEnd. On error the task is released and the error returned. */

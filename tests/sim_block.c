@@ -7,6 +7,10 @@
  * release fails at once with a diagnostic, and one left waiting fails at
  * NCCLSIM_TIMEOUT naming the rule.
  *
+ * One communicator's operations run in the order they were issued, across
+ * streams (NCCLSIM_COMM_ORDER): a later operation on another stream waits
+ * for the rank's earlier ones; a group is one launch.
+ *
  * "Blocked until the peer called" is checked by order, not by time: the
  * peer sets a flag just before its call, and the blocked call must see it
  * set when it returns.
@@ -21,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "sim_ranks.h"
@@ -48,6 +53,7 @@ static int teardown(void **state) {
   (void)state;
   ncclsimParamSet("TIMEOUT", NULL);
   ncclsimParamSet("STREAM_DEPTH", NULL);
+  ncclsimParamSet("COMM_ORDER", NULL);
   unsetenv("NCCL_RUNTIME_CONNECT");
   return 0;
 }
@@ -306,6 +312,65 @@ static void test_stream_depth(void **state) {
   ncclsimParamSet("STREAM_DEPTH", NULL);
 }
 
+/* One-sided operations count as the CUDA operations NCCL puts on the
+ * stream for them: behind a pending wait (1), a depth of 22 takes 7 puts of
+ * bytes (3 each), 10 signals (2 each), or 21 more waits (1 each). */
+typedef struct {
+  const char *what;
+  _Atomic int enqueued;
+  int before_peer;
+} rma_depth_arg;
+
+static void connect_rma(rank_ctx *c, cudaStream_t s);
+
+static void rma_depth_fn(rank_ctx *c) {
+  enum { N = 30 };
+  rma_depth_arg *a = c->arg;
+  int peer = 1 - c->rank;
+  char *mem;
+  ncclWindow_t win;
+  ncclWaitSignalDesc_t one = {1, peer, 0, 0};
+  assert_int_equal(ncclMemAlloc((void **)&mem, 4096), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &win, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  connect_rma(c, 0);
+  if (c->rank == 0) {
+    assert_int_equal(ncclWaitSignal(1, &one, c->comm, 0), ncclSuccess); /* until rank 1 signals */
+    for (int i = 0; i < N; i++) {
+      if (!strcmp(a->what, "put"))
+        assert_int_equal(ncclPutSignal(mem, 8, ncclUint8, peer, win, 64, 0, 0, 0, c->comm, 0), ncclSuccess);
+      else if (!strcmp(a->what, "signal"))
+        assert_int_equal(ncclSignal(peer, 0, 0, 0, c->comm, 0), ncclSuccess);
+      else
+        assert_int_equal(ncclWaitSignal(1, &one, c->comm, 0), ncclSuccess);
+      atomic_fetch_add(&a->enqueued, 1);
+    }
+  } else {
+    sleep_ms(300);
+    a->before_peer = atomic_load(&a->enqueued);
+    int n = strcmp(a->what, "wait") ? 1 : 1 + N; /* what rank 0 waits for */
+    for (int i = 0; i < n; i++) assert_int_equal(ncclSignal(peer, 0, 0, 0, c->comm, 0), ncclSuccess);
+    if (strcmp(a->what, "wait")) {
+      ncclWaitSignalDesc_t all = {N, peer, 0, 0}; /* what rank 0 sent */
+      assert_int_equal(ncclWaitSignal(1, &all, c->comm, 0), ncclSuccess);
+    }
+  }
+  assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+  assert_int_equal(ncclCommWindowDeregister(c->comm, win), ncclSuccess);
+  assert_int_equal(ncclMemFree(mem), ncclSuccess);
+}
+
+static void test_stream_depth_rma(void **state) {
+  static const struct { const char *what; int want; } k[] = {{"put", 7}, {"signal", 10}, {"wait", 21}};
+  ncclsimParamSet("STREAM_DEPTH", "22");
+  for (int i = 0; i < 3; i++) {
+    rma_depth_arg a = {k[i].what, 0, -1};
+    assert_int_equal(run_ranks(2, rma_depth_fn, &a), 0);
+    print_message("%s: enqueued behind the wait before the peer started: %d\n", k[i].what, a.before_peer);
+    assert_int_equal(a.before_peer, k[i].want);
+  }
+  ncclsimParamSet("STREAM_DEPTH", NULL);
+}
+
 /* One thread fills rank 0's stream with receives whose sends only it
  * could make (for rank 1): the enqueue past the depth fails at once. So
  * does a full stream of cudaMemcpyAsync behind such a receive. */
@@ -375,6 +440,133 @@ static void test_stream_depth_copies(void **state) {
   cudaFree(d1);
 }
 
+/* ------------------------------- one communicator, several streams */
+
+/* Every rank's first one-sided operations, grouped (they connect). */
+static void connect_rma(rank_ctx *c, cudaStream_t s) {
+  int peer = 1 - c->rank;
+  ncclWaitSignalDesc_t d = {1, peer, 0, 0};
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  assert_int_equal(ncclSignal(peer, 0, 0, 0, c->comm, s), ncclSuccess);
+  assert_int_equal(ncclWaitSignal(1, &d, c->comm, s), ncclSuccess);
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+}
+
+typedef struct {
+  pthread_barrier_t bar;
+  int order;               /* NCCLSIM_COMM_ORDER of the run */
+  cudaError_t behind;      /* rank 0's second stream, 100 ms after its signal */
+} order_arg;
+
+/* Rank 0 waits on stream A for a signal rank 1 sends only later, then
+ * signals rank 1 from stream B: the signal stays behind the wait (B not
+ * done after 100 ms) until rank 1's signal ends the wait. */
+static void order_fn(rank_ctx *c) {
+  order_arg *a = c->arg;
+  cudaStream_t sa, sb;
+  int peer = 1 - c->rank;
+  ncclWaitSignalDesc_t d = {1, peer, 0, 0};
+  assert_int_equal(cudaStreamCreate(&sa), cudaSuccess);
+  assert_int_equal(cudaStreamCreate(&sb), cudaSuccess);
+  connect_rma(c, sa);
+  if (c->rank == 0) {
+    assert_int_equal(ncclWaitSignal(1, &d, c->comm, sa), ncclSuccess);
+    assert_int_equal(ncclSignal(peer, 0, 0, 0, c->comm, sb), ncclSuccess);
+    sleep_ms(100);
+    a->behind = cudaStreamQuery(sb);
+  }
+  pthread_barrier_wait(&a->bar);
+  if (c->rank == 1) {
+    assert_int_equal(ncclSignal(peer, 0, 0, 0, c->comm, sa), ncclSuccess);
+    assert_int_equal(ncclWaitSignal(1, &d, c->comm, sa), ncclSuccess);
+  }
+  assert_int_equal(cudaStreamSynchronize(sa), cudaSuccess);
+  assert_int_equal(cudaStreamSynchronize(sb), cudaSuccess);
+  cudaStreamDestroy(sa);
+  cudaStreamDestroy(sb);
+}
+
+static void test_comm_order_across_streams(void **state) {
+  order_arg a = {.order = 1};
+  pthread_barrier_init(&a.bar, NULL, 2);
+  assert_int_equal(run_ranks(2, order_fn, &a), 0);
+  assert_int_equal(a.behind, cudaErrorNotReady);
+  /* Switched off, the signal runs at once on its own stream. */
+  ncclsimParamSet("COMM_ORDER", "0");
+  assert_int_equal(run_ranks(2, order_fn, &a), 0);
+  assert_int_equal(a.behind, cudaSuccess);
+  pthread_barrier_destroy(&a.bar);
+}
+
+/* Each rank waits on stream A for the other's signal and sends its own
+ * from stream B: on a GPU both signals stay behind the waits forever. Here
+ * the waits end at NCCLSIM_TIMEOUT, and the dump says why. */
+static void xstream_fn(rank_ctx *c) {
+  cudaStream_t sa, sb;
+  int peer = 1 - c->rank;
+  ncclWaitSignalDesc_t d = {1, peer, 0, 0};
+  assert_int_equal(cudaStreamCreate(&sa), cudaSuccess);
+  assert_int_equal(cudaStreamCreate(&sb), cudaSuccess);
+  connect_rma(c, sa);
+  ncclsimParamSet("TIMEOUT", "0.5");
+  assert_int_equal(ncclWaitSignal(1, &d, c->comm, sa), ncclSuccess);
+  assert_int_equal(ncclSignal(peer, 0, 0, 0, c->comm, sb), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(sa), cudaErrorTimeout);
+  assert_int_equal(cudaStreamSynchronize(sb), cudaSuccess); /* ran once the wait had ended */
+  cudaStreamDestroy(sa);
+  cudaStreamDestroy(sb);
+}
+
+static void test_comm_order_deadlock_diagnosed(void **state) {
+  ncclsimParamSet("DEBUG", "WARN");
+  FILE *f = tmpfile(); /* the WARN lines, from stderr */
+  assert_non_null(f);
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fileno(f), 2);
+  int failed = run_ranks(2, xstream_fn, NULL);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  static char log[65536];
+  rewind(f);
+  size_t n = fread(log, 1, sizeof log - 1, f);
+  fclose(f);
+  log[n] = 0;
+  assert_int_equal(failed, 0);
+  ncclsimParamSet("DEBUG", NULL);
+  print_message("%s", log);
+  assert_non_null(strstr(log, "ncclSignal, not begun: it waits for the rank's earlier operations on another stream"));
+  assert_non_null(strstr(log, "in the order they were issued, across streams"));
+}
+
+/* A group is one launch: a send on one stream and a receive on another,
+ * grouped on both ranks, complete (they do not wait for each other). */
+static void group_streams_fn(rank_ctx *c) {
+  cudaStream_t sa, sb;
+  int peer = 1 - c->rank, *b;
+  assert_int_equal(cudaMalloc((void **)&b, 64), cudaSuccess);
+  assert_int_equal(cudaStreamCreate(&sa), cudaSuccess);
+  assert_int_equal(cudaStreamCreate(&sb), cudaSuccess);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(ncclGroupStart(), ncclSuccess);
+    assert_int_equal(ncclSend(b, 4, ncclInt32, peer, c->comm, sa), ncclSuccess);
+    assert_int_equal(ncclRecv(b + 8, 4, ncclInt32, peer, c->comm, sb), ncclSuccess);
+    assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  }
+  assert_int_equal(cudaStreamSynchronize(sa), cudaSuccess);
+  assert_int_equal(cudaStreamSynchronize(sb), cudaSuccess);
+  cudaFree(b);
+  cudaStreamDestroy(sa);
+  cudaStreamDestroy(sb);
+}
+
+static void test_comm_order_group_is_one_launch(void **state) {
+  ncclsimParamSet("TIMEOUT", "5");
+  assert_int_equal(run_ranks(2, group_streams_fn, NULL), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_single_thread_no_group, setup, teardown),
@@ -388,6 +580,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stream_depth, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_depth_single_thread, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_depth_copies, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stream_depth_rma, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_comm_order_across_streams, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_comm_order_deadlock_diagnosed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_comm_order_group_is_one_launch, setup, teardown),
   };
   return cmocka_run_group_tests_name("sim_block", tests, NULL, NULL);
 }

@@ -84,6 +84,7 @@ ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *
   sim_proc_register();
   atomic_store(&c->state, SIM_COMM_INITIALIZING);
   sim_mutex_init(&c->lock);
+  sim_count_init(&c->order_done);
   sim_comm_driven(c); /* the init caller drives it until another thread calls */
   sim_options_resolve(&c->opts);
   uint64_t fault = (uint64_t)sim_param(SIM_P_FAULT);

@@ -38,7 +38,15 @@ static void dump_launch(sim_op *op, void *arg) {
   dump_arg *a = arg;
   ncclComm_t m = a->m;
   for (sim_task *t = sim_launch_tasks(op); t; t = t->next) {
-    if (t->comm != m || !atomic_load_explicit(&t->listed, memory_order_relaxed)) continue;
+    if (t->comm != m) continue;
+    if (atomic_load_explicit(&t->order_blocked, memory_order_relaxed)) {
+      SIM_WARN(SIM_INIT, "  rank %d (device %d, pid %d): %s, not begun: it waits for the rank's earlier operations "
+               "on another stream (NCCL runs one communicator's operations in the order they were issued, across "
+               "streams; on a GPU it waits the same way)", m->rank, m->device, m->pid, t->ops->name);
+      a->shown++;
+      continue;
+    }
+    if (!atomic_load_explicit(&t->listed, memory_order_relaxed)) continue;
     char line[384];
     t->ops->describe(t, line, sizeof line);
     SIM_WARN(SIM_INIT, "  rank %d (device %d, pid %d): %s", m->rank, m->device, m->pid, line);

@@ -80,6 +80,7 @@ ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
       return res;
     }
     if (t->ops->commit) t->ops->commit(t);
+    sim_task_order(t);
     return sim_task_launch(t);
   }
   if (tasks_tail) tasks_tail->next = t;
@@ -190,6 +191,7 @@ SIM_EXPORT ncclResult_t ncclGroupEnd(void) {
   }
   for (sim_task *t = tasks_head; t; t = t->next)
     if (t->ops->commit) t->ops->commit(t);
+  sim_task_order(tasks_head);
   /* Partition by stream, keeping call order within each. */
   while (tasks_head) {
     sim_stream *s = tasks_head->stream;

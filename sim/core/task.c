@@ -9,6 +9,17 @@
  * so that a timeout can say what every rank was doing: the dump finds it
  * through the op its stream runs (core/fail.c), and nothing is locked per
  * operation.
+ *
+ * NCCL runs one communicator's launches in the order they were issued,
+ * whatever their streams: each launch's stream first waits for the
+ * communicator's previous launch (enqueue.cc: the user stream waits on the
+ * communicator's deviceStream, which then waits on the user stream; both
+ * are stream waits on events, which CUDA does not bound). So a launch that
+ * follows one of the rank's launches on another stream waits, before it
+ * posts anything, until the rank's earlier tasks have ended. A group is one
+ * launch: its streams do not wait for each other. Measured on 2 x H200 with
+ * NCCL 2.30.7: a signal on a second stream stays behind a wait on the first
+ * (conformance/probes/sig_stress.c, phase xstream).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -72,9 +83,25 @@ static void launch_post(sim_op *op, cudaError_t stream_err) {
   }
 }
 
-/* The op's run: waits for every posted task. */
+/* A launch behind the rank's earlier launches on other streams: waits for
+ * them to end. Bounded: each of them ends by its own deadline. */
+static void order_wait(sim_task *tasks) {
+  for (sim_task *t = tasks; t; t = t->next) {
+    if (!t->order_after || sim_count_get(&t->comm->order_done) >= t->order_after) continue;
+    atomic_store(&t->order_blocked, true); /* the timeout dump says why it has not begun */
+    sim_count_wait(&t->comm->order_done, t->order_after, UINT64_MAX);
+    atomic_store(&t->order_blocked, false);
+  }
+}
+
+/* The op's run: waits for every posted task (an ordered launch, which has no
+ * start, first waits its turn and posts). */
 static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
   sim_task *t, *tasks = (sim_task *)((char *)op - offsetof(sim_task, op));
+  if (!op->start) {
+    order_wait(tasks);
+    launch_post(op, stream_err);
+  }
   /* NCCLSIM_TIMEOUT counts from the first wait that has to sleep: a launch
    * whose waits end while they spin reads no clock for it. */
   sim_due due = SIM_DUE_LAZY;
@@ -104,6 +131,7 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
       if (err == cudaSuccess) err = t->result == ncclTimeout ? cudaErrorTimeout : cudaErrorLaunchFailure;
     }
     sim_trace_end(t);
+    sim_count_add(&t->comm->order_done, 1);
   }
   return stream_err != cudaSuccess ? stream_err : err;
 }
@@ -137,9 +165,75 @@ static int launch_awaits(sim_op *op, sim_rank_ref *out, int max) {
   return n;
 }
 
+void sim_task_order(sim_task *tasks) {
+  bool on = sim_param_int(SIM_P_COMM_ORDER) != 0;
+  for (sim_task *t = tasks; t; t = t->next) {
+    ncclComm_t m = t->comm;
+    if (m->order_mark != tasks) { /* m's first task in this launch */
+      m->order_mark = tasks;
+      m->order_base = m->order_launched;
+      m->order_first = t->stream;
+      m->order_streams = false;
+    } else if (t->stream != m->order_first) {
+      m->order_streams = true;
+    }
+    t->order_after = 0;
+    if (on && t->stream != m->order_stream && sim_count_get(&m->order_done) < m->order_base)
+      t->order_after = m->order_base;
+    m->order_launched++;
+  }
+  for (sim_task *t = tasks; t; t = t->next) {
+    ncclComm_t m = t->comm;
+    if (m->order_mark != tasks) continue; /* done */
+    m->order_mark = NULL;
+    m->order_stream = m->order_streams ? NULL : m->order_first;
+  }
+}
+
+/* The CUDA operations NCCL 2.30.7 puts on the stream for a launch, as the
+ * stream's depth counts them. A kernel for its sends, receives and
+ * collectives. For one-sided operations (rma/rma_ce.cc): a cuStreamWaitValue
+ * batch per ncclWaitSignal (each is a launch of its own); puts and signals
+ * go in rounds of at most one per peer, and a round is a staged sequence
+ * write, a batch of data copies when one of its puts moves bytes, and a
+ * batch of signal copies. So a lone put is 3, a lone signal 2. */
+static unsigned launch_cost(sim_task *list) {
+  unsigned kernel = 0, cost = 0, puts = 0;
+  for (sim_task *t = list; t; t = t->next) {
+    if (t->ops->cost == SIM_COST_KERNEL) kernel = 1;
+    else if (t->ops->cost == SIM_COST_RMA_WAIT) cost++;
+    else puts++;
+  }
+  if (puts == 1) {
+    for (sim_task *t = list; t; t = t->next)
+      if (t->ops->cost == SIM_COST_RMA_PUT) cost += t->bytes ? 3 : 2;
+  } else if (puts > 1) {
+    /* Rounds: the most puts and signals to one peer (of those, the most that
+     * move bytes): counted pairwise, as groups are small. */
+    unsigned rounds = 0, data = 0;
+    for (sim_task *t = list; t; t = t->next) {
+      if (t->ops->cost != SIM_COST_RMA_PUT) continue;
+      unsigned same = 0, same_data = 0;
+      for (sim_task *u = list; u; u = u->next)
+        if (u->ops->cost == SIM_COST_RMA_PUT && u->comm == t->comm && u->peer == t->peer) {
+          same++;
+          same_data += u->bytes != 0;
+        }
+      if (same > rounds) rounds = same;
+      if (same_data > data) data = same_data;
+    }
+    cost += 2 * rounds + data;
+  }
+  cost += kernel;
+  return cost > UINT16_MAX ? UINT16_MAX : cost;
+}
+
 ncclResult_t sim_task_launch(sim_task *list) {
   sim_op *op = &list->op;
+  op->cost = (uint16_t)launch_cost(list);
   op->start = launch_post;
+  for (sim_task *t = list; t; t = t->next)
+    if (t->order_after) op->start = NULL; /* posts in run(), after its turn */
   op->run = launch_run;
   op->release = launch_release;
   op->what = list->ops->name;
@@ -148,6 +242,7 @@ ncclResult_t sim_task_launch(sim_task *list) {
   for (sim_task *t = list; t; t = t->next) sim_trace_enqueue(t);
   cudaError_t err = sim_stream_enqueue(list->stream, op);
   if (err != cudaSuccess) {
+    for (sim_task *t = list; t; t = t->next) sim_count_add(&t->comm->order_done, 1); /* never run */
     release_list(list);
     /* A full stream that times out or can never drain (a WARN said why),
      * or a worker that cannot start. */

@@ -185,7 +185,7 @@ static void prefetch_next(sim_stream *s) {
 
 /* Releases an op that ran and counts it complete. */
 static void retire(sim_stream *s, sim_op *op) {
-  bool bounded = !op->unbounded; /* read now: op goes at its release */
+  uint64_t cost = op->unbounded ? 0 : op->cost ? op->cost : 1; /* read now: op goes at its release */
   if (op->run == marker_run) {
     /* What the marker publishes and the count that says the stream got
      * past it change together, under the lock cudaStreamQuery reads
@@ -200,8 +200,8 @@ static void retire(sim_stream *s, sim_op *op) {
     op->release(op);
     sim_count_add(&s->completed, 1);
   }
-  if (bounded) {
-    atomic_fetch_add(&s->bounded_completed, 1); /* read by has_room() */
+  if (cost) {
+    atomic_fetch_add(&s->bounded_completed, cost); /* read by has_room() */
     sim_waitq_wake_sleepers(&s->room_wq);
   }
 }
@@ -337,14 +337,23 @@ int sim_stream_device(sim_stream *s) { return s->device; }
  * 1021 kernels, cudaMemcpyAsync or cudaMemsetAsync go in (1022 pending),
  * the next blocks; event records and host functions are not bounded (3000
  * went in). Through NCCL 2.30.7 on H200: 1021 waits, 1022 allreduces, 1030
- * sends. ---- */
+ * sends. An op counts as the CUDA operations it stands for (sim_op.cost):
+ * a launch of puts is several. ---- */
+
+typedef struct {
+  sim_stream *s;
+  uint64_t cost; /* the CUDA operations the op to enqueue stands for */
+} room_arg;
 
 static bool has_room(void *arg) {
-  sim_stream *s = arg;
+  room_arg *a = arg;
   uint64_t depth = (uint64_t)sim_param_int(SIM_P_STREAM_DEPTH);
   /* Sequentially consistent, for the worker's wake (sim.h). */
-  return atomic_load_explicit(&s->bounded_enqueued, memory_order_relaxed) - atomic_load(&s->bounded_completed) <
-         depth;
+  uint64_t pending = atomic_load_explicit(&a->s->bounded_enqueued, memory_order_relaxed) -
+                     atomic_load(&a->s->bounded_completed);
+  /* An op of more than the whole depth goes into an empty stream: on a GPU
+   * its own first parts complete and make room for the rest. */
+  return pending == 0 || pending + a->cost <= depth;
 }
 
 /* What the op at the front of the stream still waits for: while it does,
@@ -365,12 +374,12 @@ static int front_awaits(sim_block *b, sim_rank_ref *out, int max) {
   return a.n < 0 ? 0 : a.n;
 }
 
-static cudaError_t wait_room(sim_stream *s, const sim_op *op) {
+static cudaError_t wait_room(sim_stream *s, const sim_op *op, room_arg *room) {
   sim_block b;
   sim_block_init(&b, front_awaits, s, "an enqueue of %s on a full stream %p (device %d, NCCLSIM_STREAM_DEPTH=%s)",
                  op->what, (void *)s, s->device, sim_param_text(SIM_P_STREAM_DEPTH));
   char why[384];
-  int rc = sim_block_wait(&b, &s->room_wq, has_room, s, sim_deadline(), why, sizeof why);
+  int rc = sim_block_wait(&b, &s->room_wq, has_room, room, sim_deadline(), why, sizeof why);
   if (rc == 0) return cudaSuccess;
   if (rc == EDEADLK) {
     SIM_WARN(SIM_STREAM,
@@ -389,8 +398,10 @@ static cudaError_t wait_room(sim_stream *s, const sim_op *op) {
 
 cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
   op->next = NULL;
-  if (!op->unbounded && sim_param_int(SIM_P_STREAM_DEPTH) > 0 && !has_room(s)) {
-    cudaError_t err = wait_room(s, op);
+  uint64_t cost = op->unbounded ? 0 : op->cost ? op->cost : 1;
+  room_arg room = {s, cost};
+  if (cost && sim_param_int(SIM_P_STREAM_DEPTH) > 0 && !has_room(&room)) {
+    cudaError_t err = wait_room(s, op, &room);
     if (err != cudaSuccess) return err;
   }
   if (!atomic_load_explicit(&s->started, memory_order_acquire)) {
@@ -413,7 +424,7 @@ cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
   /* Counted after it is linked: a worker that sees the count finds the op
    * (next_op waits out producers that swapped in before it). */
   queue_push(s, op);
-  if (!op->unbounded) atomic_fetch_add_explicit(&s->bounded_enqueued, 1, memory_order_relaxed);
+  if (cost) atomic_fetch_add_explicit(&s->bounded_enqueued, cost, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_release);
   sim_waitq_wake(&s->work_wq);
   return cudaSuccess;

@@ -59,7 +59,8 @@ static void put_release(sim_task *base) {
 static void put_commit(sim_task *base) { rma_signal_commit(base, ((put_task *)base)->peer); }
 
 static const struct sim_task_ops put_ops = {"ncclPutSignal", put_post,   put_wait,       put_describe,
-                                            put_release,     put_commit, rma_awaits_none};
+                                            put_release,     put_commit, rma_awaits_none,
+                                            SIM_COST_RMA_PUT};
 
 SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclDataType_t datatype, int peer,
                                       ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
