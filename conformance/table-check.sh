@@ -47,6 +47,9 @@ check_page() {
 }
 check_page table_nccl-2.30.7_H100x1_2026-11-23 \
   ncclsim-2.30.7_sim_2026-11-23_threads-n1.json nccl-2.30.7_H100x1_2026-11-23_threads-n1.json
+check_page table_nccl-2.30.7_H200x2_2026-11-23 \
+  ncclsim-2.30.7_sim_2026-11-23_threads-n2.json nccl-2.30.7_H200x2_2026-11-23_threads-n2.json \
+  nccl-2.30.7_H200x2_2026-11-23_mpi-n2.json
 check_page table_nccl-2.28.3_H200x2-x4_2026-11-22 \
   ncclsim-2.30.7_sim_2026-11-22_threads-n2.json nccl-2.28.3_H200x2_2026-11-22_threads-n2.json \
   nccl-2.28.3_H200x2_2026-11-22_mpi-n2.json ncclsim-2.30.7_sim_2026-11-22_threads-n4.json \
