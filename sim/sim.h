@@ -709,6 +709,7 @@ struct sim_task {
   bool has_peer, has_seq;
   int peer;
   uint64_t seq;
+  uint32_t seq_span; /* a ncclWaitSignal: the signals it consumes, seq the last */
   uint64_t trace_slot; /* managed by the machinery (UINT64_MAX: not begun) */
   /* Set by the machinery: posted only once comm->order_done reaches it
    * (0: at once), and order_blocked while it waits (the timeout dump). */

@@ -3,7 +3,8 @@
  * recorder (NCCLSIM_TRACE_RING, NCCLSIM_TRACE_DUMP): a small program's
  * trace parses as JSON, has one complete event per operation with its
  * arguments and one enqueue instant each, and its flows join each send to
- * its receive and rank 0's collective to the others'; a mismatched
+ * its receive, each put to the wait that consumes it, and rank 0's
+ * collective to the others'; a mismatched
  * collective leaves a dump, named in the diagnostic, whose last event on
  * every rank is that collective.
  */
@@ -88,7 +89,7 @@ static void test_timeline(void **state) {
   json_t *root = load(path);
   json_t *evs = json_object_get(root, "traceEvents"), *e;
   static const char *names[] = {"ncclSend", "ncclRecv", "ncclAllReduce", "ncclPutSignal", "ncclWaitSignal"};
-  int x[N][5] = {{0}}, enq = 0, nx = 0, flows_s = 0;
+  int x[N][5] = {{0}}, enq = 0, nx = 0, flows_s = 0, puts_s = 0;
   size_t i;
   json_array_foreach(evs, i, e) {
     const char *ph = str(e, "ph");
@@ -117,7 +118,8 @@ static void test_timeline(void **state) {
   assert_int_equal(nx, 5 * N);
   assert_int_equal(enq, 5 * N);
   /* Every flow start has one finish; a send's goes to its peer's receive,
-   * rank 0's allreduce's to another rank's allreduce. */
+   * a put's to its peer's wait, rank 0's allreduce's to another rank's
+   * allreduce. */
   json_array_foreach(evs, i, e) {
     if (strcmp(str(e, "ph"), "s") != 0) continue;
     flows_s++;
@@ -137,6 +139,10 @@ static void test_timeline(void **state) {
     if (!strcmp(str(from, "name"), "ncclSend")) {
       assert_string_equal(str(to, "name"), "ncclRecv");
       assert_int_equal(rt, (rf + 1) % N);
+    } else if (!strcmp(str(from, "name"), "ncclPutSignal")) {
+      assert_string_equal(str(to, "name"), "ncclWaitSignal");
+      assert_int_equal(rt, (rf + 1) % N);
+      puts_s++;
     } else {
       assert_string_equal(str(from, "name"), "ncclAllReduce");
       assert_string_equal(str(to, "name"), "ncclAllReduce");
@@ -144,7 +150,8 @@ static void test_timeline(void **state) {
       assert_int_not_equal(rt, 0);
     }
   }
-  assert_int_equal(flows_s, N + (N - 1));
+  assert_int_equal(puts_s, N);
+  assert_int_equal(flows_s, N + (N - 1) + N);
   json_decref(root);
   unlink(path);
 }

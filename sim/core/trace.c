@@ -22,8 +22,10 @@
  * The file: a process (pid) per communicator, a thread (tid) per rank and
  * stream (rank * 100 + the stream's index for that rank); an X event per
  * operation, an instant event per enqueue, flow events from a send to its
- * receive and from rank 0's collective to the other ranks' (flow ids made
- * from the communicator, the ranks and the pairing number).
+ * receive, from a put or signal to the wait that consumes it (waits with
+ * one descriptor; at most WAIT_FLOWS_MAX flows a wait, its last signals)
+ * and from rank 0's collective to the other ranks' (flow ids made from the
+ * communicator, the ranks and the pairing number).
  */
 #include <sched.h>
 #include <signal.h>
@@ -39,7 +41,9 @@
 #endif
 
 enum { EV_X = 0, EV_ENQ = 1 };
-enum { F_PEER = 1, F_SEQ = 2, F_SEND = 4, F_RECV = 8, F_COLL = 16 };
+enum { F_PEER = 1, F_SEQ = 2, F_SEND = 4, F_RECV = 8, F_COLL = 16, F_SIG = 32, F_WAIT = 64 };
+/* A wait's flows drawn at most: one per signal it consumes. */
+enum { WAIT_FLOWS_MAX = 256 };
 
 /* One operation in a ring. */
 
@@ -48,6 +52,7 @@ typedef struct {
   const void *stream;
   uint64_t t0, t1; /* t1 == 0: still running */
   uint64_t seq, id; /* id: the slot's number, to tell a reused slot */
+  uint32_t span;    /* a wait: the signals it consumes, seq the last */
   size_t bytes;
   int peer, result;
   unsigned flags;
@@ -286,8 +291,10 @@ static void fill_rec(trace_rec *r, sim_task *t) {
   r->bytes = t->bytes;
   r->peer = t->peer;
   r->seq = t->seq;
+  r->span = t->seq_span;
   r->flags = (t->has_peer ? F_PEER : 0) | (t->has_seq ? F_SEQ : 0) | (t->conn == SIM_CONN_SEND ? F_SEND : 0) |
-             (t->conn == SIM_CONN_RECV ? F_RECV : 0) | (t->conn == SIM_CONN_COLL ? F_COLL : 0);
+             (t->conn == SIM_CONN_RECV ? F_RECV : 0) | (t->conn == SIM_CONN_COLL ? F_COLL : 0) |
+             (t->ops->cost == SIM_COST_RMA_PUT ? F_SIG : 0) | (t->ops->cost == SIM_COST_RMA_WAIT ? F_WAIT : 0);
 }
 
 /* Appends to the rank's timeline, under its ring's lock: the lock is
@@ -378,7 +385,9 @@ void sim_trace_end(sim_task *t) {
       t0 = r->t0;
       r->t1 = now > r->t0 ? now : r->t0 + 1;
       r->result = (int)t->result;
-      r->seq = t->seq; /* a collective numbered after its post */
+      r->seq = t->seq; /* a collective or a wait numbered after its post */
+      r->span = t->seq_span;
+      if (t->has_seq) r->flags |= F_SEQ;
     }
     ring_unlock(rg);
   } else {
@@ -538,6 +547,16 @@ static int write_events(const char *path, ev_iter *it, const char *why) {
       int s = send ? e->rank : e->r.peer, d = send ? e->r.peer : e->rank;
       uint64_t id = mix(mix(mix(mix(e->key, 1), (uint64_t)s), (uint64_t)d), e->r.seq);
       add_flow(&w, send ? "s" : "f", id, (int)p, tid, ts);
+    } else if ((e->r.flags & (F_PEER | F_SEQ)) == (F_PEER | F_SEQ) && (e->r.flags & F_SIG)) {
+      /* A put or signal, numbered among its rank's signals to the peer,
+       * to the wait of the peer that consumes it. */
+      add_flow(&w, "s", mix(mix(mix(mix(e->key, 3), (uint64_t)e->rank), (uint64_t)e->r.peer), e->r.seq), (int)p,
+               tid, ts);
+    } else if ((e->r.flags & (F_PEER | F_SEQ)) == (F_PEER | F_SEQ) && (e->r.flags & F_WAIT) && e->r.span) {
+      uint64_t n = e->r.span < WAIT_FLOWS_MAX ? e->r.span : WAIT_FLOWS_MAX;
+      for (uint64_t j = e->r.seq - n + 1; j <= e->r.seq; j++)
+        add_flow(&w, "f", mix(mix(mix(mix(e->key, 3), (uint64_t)e->r.peer), (uint64_t)e->rank), j), (int)p, tid,
+                 ts);
     } else if ((e->r.flags & (F_COLL | F_SEQ)) == (F_COLL | F_SEQ)) {
       if (e->rank == 0)
         for (int r = 1; r < e->nranks; r++)

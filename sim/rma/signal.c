@@ -45,7 +45,10 @@ void rma_signal_emit(sim_clique *c, int target, int source) {
 }
 
 void rma_signal_commit(sim_task *t, int peer) {
-  atomic_fetch_add(&rma_slot(rma_of(t->comm), peer, t->comm->rank)->called, 1);
+  /* Its number among the signals this rank sends the peer, for the
+   * timeline's flow to the wait that consumes it. */
+  t->seq = atomic_fetch_add(&rma_slot(rma_of(t->comm), peer, t->comm->rank)->called, 1) + 1;
+  t->has_seq = true;
 }
 
 int rma_awaits_none(sim_task *t SIM_UNUSED, sim_rank_ref *out SIM_UNUSED, int max SIM_UNUSED) { return 0; }
@@ -114,6 +117,11 @@ static ncclResult_t wait_post(sim_task *base) {
     uint64_t first =
         atomic_fetch_add_explicit(&rma_slot(st, comm->rank, d->peer)->claimed, (uint64_t)d->cnt, memory_order_relaxed);
     atomic_store_explicit(&d->want, first + (uint64_t)d->cnt, memory_order_relaxed);
+  }
+  if (t->ndesc == 1) { /* the timeline joins it to the signals it consumes */
+    base->seq = atomic_load_explicit(&t->desc[0].want, memory_order_relaxed);
+    base->seq_span = (uint32_t)t->desc[0].cnt;
+    base->has_seq = true;
   }
   return ncclSuccess;
 }
@@ -201,7 +209,8 @@ SIM_EXPORT ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *descs, n
   }
   wait_task *t = sim_task_alloc(sizeof *t + (size_t)nDesc * sizeof t->desc[0], stream);
   if (!t) return sim_group_error(ncclSystemError);
-  t->base = (sim_task){.ops = &wait_ops, .comm = comm, .conn = SIM_CONN_RMA};
+  t->base = (sim_task){.ops = &wait_ops, .comm = comm, .conn = SIM_CONN_RMA, .has_peer = nDesc == 1,
+                       .peer = descs[0].peer};
   t->ndesc = nDesc;
   for (int i = 0; i < nDesc; i++) {
     t->desc[i].peer = descs[i].peer;
