@@ -299,10 +299,11 @@ static void sendrecv_parent(void) {
 
 /* ---------------------------------------------------------- put_signal */
 
-/* Iterations per chunk: a chunk is 2 * CHUNK_ITERS + 3 operations on rank
- * 0's stream, which must stay below the stream depth (see
- * bench/signal_latency.c): the ranks synchronise after each. */
-#define CHUNK_ITERS 256
+/* Iterations per chunk: a chunk is up to 4 * CHUNK_ITERS + 3 CUDA
+ * operations on rank 0's stream (a put_signal counts 3, a wait 1), which
+ * must stay below the stream depth (see bench/signal_latency.c): the ranks
+ * synchronise after each. */
+#define CHUNK_ITERS 128
 static int chunk_iters = CHUNK_ITERS;
 static double pp_stream[2][MAX_REPEATS], pp_gated[2][MAX_REPEATS], pp_bare[MAX_REPEATS];
 
@@ -592,8 +593,8 @@ int main(int argc, char **argv) {
   /* A chunk that fits a shallower simulated stream (NCCLSIM_STREAM_DEPTH). */
   const char *depth = ncclsimParamGet("STREAM_DEPTH");
   int dep = depth ? atoi(depth) : 0;
-  if (dep > 0 && 2 * chunk_iters + 3 > dep) chunk_iters = (dep - 3) / 2;
-  BENCH_CHECK(chunk_iters > 0, "NCCLSIM_STREAM_DEPTH", ">= 5");
+  if (dep > 0 && 4 * chunk_iters + 3 > dep) chunk_iters = (dep - 3) / 4;
+  BENCH_CHECK(chunk_iters > 0, "NCCLSIM_STREAM_DEPTH", ">= 7");
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   nthreads = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu;
   box = mmap(NULL, sizeof *box, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
