@@ -187,16 +187,20 @@ static void ft_scenario(case_ctx_t *ctx, bool grow)
   /* The victim stops at its 2nd operation (the warm-up is its 1st); the
    * survivors' wait for it ends within NCCLSIM_TIMEOUT. Read once, when
    * the communicator is made; threads of one process share the setting,
-   * so everyone sets it before and restores it after. */
+   * so everyone sets it before and restores it after. The flight recorder
+   * is off for it: a deliberate death is no failure to keep a dump of
+   * (it would be left in /tmp). */
   char fault[32];
   snprintf(fault, sizeof fault, "%d:2", victim);
   ncclsimParamSet("FAULT", fault);
+  ncclsimParamSet("TRACE_RING", "0");
   ncclsimParamSet("TIMEOUT", "10");
 #endif
   n4c_status_t st = ctx_comm_init(ctx, &comm);
   bool met = ctx_barrier(ctx);
 #ifdef NCCLSIM
   ncclsimParamSet("FAULT", NULL);
+  ncclsimParamSet("TRACE_RING", NULL);
 #endif
   CASE_OK(ctx, st);
   if (!met || !ft_env_init(ctx, &e) ||
