@@ -1,6 +1,8 @@
 /* case_reg.c — REG-*: buffer and window registration (nccl.core's
  * register_buffer and register_window: ncclCommRegister,
  * ncclCommWindowRegister). */
+#include "config.h"
+
 #include <time.h>
 #include "case_rma.h"
 
@@ -65,30 +67,84 @@ void case_REG_03(case_ctx_t *ctx)
     CASE_CHECK(ctx, sizes[r] == mine, "rank %d's window is %zu bytes, mine %zu", r, sizes[r], mine);
 }
 
+/* REG-04. The catalog expected a rejection and asked to record what real
+ * NCCL does: conformance/probes/win_unequal.c on 2 x H200 found that NCCL
+ * 2.28.3 and 2.30.7 both accept windows of unequal sizes, each rank's
+ * window keeping its own size (2.30.7 reserves the largest size on every
+ * rank), and that puts into them land. Rank 0 registers twice the others'
+ * size. Where NCCL has one-sided RMA, each rank puts to the next inside
+ * every window; then rank 1 puts past its own size into rank 0's upper
+ * half, which NCCL 2.30.7 refuses with ncclInvalidArgument: it checks a
+ * put's offset against the caller's own window (ncclDevrGetLsaRankPtr),
+ * found when this case first ran on the GPUs. ncclsim also refuses a put
+ * past the target's size, which real NCCL does not check (it writes past
+ * the peer's memory), so that part runs on ncclsim only. */
 void case_REG_04(case_ctx_t *ctx)
 {
-#ifndef NCCLSIM
-  CASE_SKIP(ctx, "what real NCCL does with unequal sizes is not recorded yet (it may hang); "
-            "ncclsim rejects them on every rank");
-#else
+  enum { SMALL = 1 << 16, PART = 4096 };
   n4c_comm_t *comm;
   n4c_window_t *win;
+  void *mem;
   if (ctx->nranks < 2)
     CASE_SKIP(ctx, "needs 2 ranks (sizes that differ between ranks), there is 1");
-  size_t bytes = ctx->rank == 0 ? 8192 : 4096;
-  void *mem = rma_mem(ctx, bytes);
+  size_t bytes = ctx->rank == 0 ? 2 * SMALL : SMALL;
 
   CASE_OK(ctx, ctx_comm_init(ctx, &comm));
-  CASE_CHECK(ctx, mem, "no memory");
-  n4c_buffer_t b = n4c_buffer(mem, bytes, ncclUint8, ctx->device);
-  n4c_status_t st = n4c_comm_register_window(comm, &b, N4C_WIN_COLL_SYMMETRIC, &win);
-  rma_defer_res(ctx, win);
-  CASE_CHECK(ctx, st == N4C_ENCCL && win == NULL, "unequal sizes: %s, window %p; expected N4C_ENCCL",
-             n4c_strerror(st), (void *)win);
-  const char *why = ncclGetLastError(n4c_comm_handle(comm));
-  CASE_CHECK(ctx, strstr(why, "8192") && strstr(why, "4096"), "diagnostic '%s' does not name both sizes",
-             why);
-  ctx_note(ctx, "ncclsim: %s (ncclResult %d)", why, (int)n4c_last_nccl_result());
+  if (!rma_window(ctx, comm, bytes, N4C_WIN_COLL_SYMMETRIC, &mem, &win))
+    return;
+  CASE_CHECK(ctx, n4c_window_size(win) == bytes, "window size %zu, registered %zu", n4c_window_size(win), bytes);
+  size_t *sizes = ctx_host_malloc(ctx, (size_t)ctx->nranks * sizeof *sizes);
+  CASE_CHECK(ctx, sizes, "no memory");
+  if (!ctx_allgather(ctx, &bytes, sizeof bytes, sizes, (size_t)ctx->nranks * sizeof *sizes))
+    return;
+  for (int r = 0; r < ctx->nranks; r++)
+    CASE_CHECK(ctx, sizes[r] == (r == 0 ? 2u : 1u) * SMALL, "rank %d's window is %zu bytes", r, sizes[r]);
+#if !HAVE_DECL_NCCLPUTSIGNAL
+  ctx_note(ctx, "registration checked; no put: NCCL %d has no one-sided RMA", NCCL_VERSION_CODE);
+#else
+  cudaStream_t stream;
+  int next = (ctx->rank + 1) % ctx->nranks, prev = (ctx->rank + ctx->nranks - 1) % ctx->nranks;
+  CASE_CUDA_OK(ctx, ctx_stream_create(ctx, &stream));
+  CASE_CUDA_OK(ctx, cudaMemset(mem, 0, bytes));
+  CASE_CUDA_OK(ctx, cudaMemset(mem, ctx->rank + 1, PART));
+  if (!ctx_barrier(ctx))
+    return;
+  /* Every rank's first one-sided operations, grouped (NCCL connects at
+   * the first one, which waits for every rank's). */
+  n4c_buffer_t src = n4c_buffer(mem, PART, ncclUint8, ctx->device);
+  n4c_wait_signal_desc_t d = N4C_WAIT_SIGNAL_DESC(prev);
+  CASE_OK(ctx, n4c_group_start());
+  n4c_status_t sp = n4c_comm_put_signal(comm, &src, next, win, PART, 0, 0, 0, stream);
+  n4c_status_t sw = n4c_comm_wait_signal(comm, &d, 1, stream);
+  CASE_OK(ctx, n4c_group_end());
+  CASE_CHECK(ctx, sp == N4C_OK && sw == N4C_OK, "put_signal to rank %d: %s; wait: %s (%s)", next,
+             n4c_strerror(sp), n4c_strerror(sw), n4c_last_error_message());
+  CASE_CUDA_OK(ctx, cudaStreamSynchronize(stream));
+  unsigned char *host = ctx_host_malloc(ctx, PART);
+  CASE_CHECK(ctx, host, "no memory");
+  CASE_CUDA_OK(ctx, cudaMemcpy(host, (char *)mem + PART, PART, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < PART; i++)
+    CASE_CHECK(ctx, host[i] == prev + 1, "byte %zu of what rank %d put is %u, expected %d", i, prev, host[i],
+               prev + 1);
+  if (!ctx_barrier(ctx))
+    return;
+  /* Nothing waits for these: each fails at its call (outside a group,
+   * NCCL launches, and fails, inside ncclPutSignal). */
+  if (ctx->rank == 1) {
+    n4c_status_t st = n4c_comm_put_signal(comm, &src, 0, win, SMALL + PART, 0, 0, 0, stream);
+    CASE_CHECK(ctx, st == N4C_ENCCL && n4c_last_nccl_result() == ncclInvalidArgument,
+               "rank 1's put at byte %d of rank 0's window, past its own %d: %s (ncclResult %d); expected "
+               "ncclInvalidArgument", SMALL + PART, SMALL, n4c_strerror(st), (int)n4c_last_nccl_result());
+  }
+#ifdef NCCLSIM
+  if (ctx->rank == 0) { /* past rank 1's window, inside rank 0's own */
+    CASE_STATUS(ctx, n4c_comm_put_signal(comm, &src, 1, win, SMALL + PART, 0, 0, 0, stream), N4C_ENCCL);
+    const char *why = ncclGetLastError(n4c_comm_handle(comm));
+    CASE_CHECK(ctx, strstr(why, "rank 1's window (65536 bytes)"), "diagnostic '%s' does not name rank 1's size",
+               why);
+    ctx_note(ctx, "ncclsim refuses a put past the peer's size: %s", why);
+  }
+#endif
 #endif
 }
 

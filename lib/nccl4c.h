@@ -727,7 +727,9 @@ N4C_EXTERN size_t n4c_buffer_reg_size(const n4c_buffer_reg_t *reg);
  * window, *out is NULL and N4C_OK (nccl.core returns None) — except on a
  * non-blocking communicator still in progress, where the window is
  * returned and its handle fills once n4c_comm_get_async_error reports
- * ncclSuccess. Inside a group the handle fills at group end.
+ * ncclSuccess. Inside a group the handle fills at group end. Ranks may
+ * register different sizes (NCCL 2.28 and later accept them); a put into a
+ * peer's window must fit that peer's size.
  * N4C_OK; N4C_EINVAL (null/destroyed comm, bad buffer, wrong device,
  * unknown flag bits, out NULL); N4C_ENOMEM; N4C_ENCCL. */
 N4C_EXTERN n4c_status_t n4c_comm_register_window(n4c_comm_t *comm, const n4c_buffer_t *buf, int flags,

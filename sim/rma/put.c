@@ -83,12 +83,26 @@ SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclD
     return sim_group_error(ncclInvalidArgument);
   }
   rma_cwin *cw;
-  if (!rma_find_own(comm, peerWin, &cw, op)) return sim_group_error(ncclInternalError);
-  if (peerWinOffset > cw->size || bytes > cw->size - peerWinOffset) {
+  struct ncclWindow_vidmem *own = rma_find_own(comm, peerWin, &cw, op);
+  if (!own) return sim_group_error(ncclInternalError);
+  /* Real NCCL (2.30.7, the copy-engine path within an LSA team) checks the
+   * offset against the caller's own window, whatever the peer's size
+   * (REG-04): a rank with the smaller window cannot reach the end of a
+   * larger one. */
+  if (bytes && peerWinOffset >= own->size) {
+    SIM_WARN(SIM_RMA,
+             "%s: peerWinOffset %zu is past rank %d's own window (%zu bytes); NCCL checks a put's offset against "
+             "the caller's window, whatever the size of rank %d's",
+             op, peerWinOffset, comm->rank, own->size, peer);
+    rma_cwin_unref(cw);
+    return sim_group_error(ncclInvalidArgument);
+  }
+  size_t peer_size = cw->size[peer];
+  if (peerWinOffset > peer_size || bytes > peer_size - peerWinOffset) {
     SIM_WARN(SIM_RMA,
              "%s: %zu bytes at offset %zu run past the end of rank %d's window (%zu bytes) (ncclsim checks this; "
              "real NCCL does not)",
-             op, bytes, peerWinOffset, peer, cw->size);
+             op, bytes, peerWinOffset, peer, peer_size);
     rma_cwin_unref(cw);
     return sim_group_error(ncclInvalidArgument);
   }

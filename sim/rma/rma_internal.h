@@ -10,7 +10,9 @@
  *   put.c           ncclPutSignal
  *
  * A collective window (rma_cwin) is what every rank's ncclCommWindowRegister
- * of one round built together: each rank's pointer and the common size.
+ * of one round built together: each rank's pointer and size. Sizes may
+ * differ between ranks, as real NCCL allows since 2.28 (the dev runtime
+ * reserves the largest of them on every rank).
  * Each rank holds its own handle (struct ncclWindow_vidmem) of it, as in
  * real NCCL, where a put names the target by the caller's own handle. The
  * cwin lives until the last handle and the last task using it are gone.
@@ -26,9 +28,9 @@ enum { RMA_WIN_MAGIC = 0x57494e44u, RMA_REG_MAGIC = 0x52454721u };
 typedef struct rma_cwin {
   _Atomic int refs; /* live handles + tasks in flight */
   int nranks;
-  size_t size; /* bytes, equal on every rank */
-  int flags;   /* rank 0's; flags may differ per rank */
-  void **ptr;  /* by rank: that rank's window memory */
+  int flags;    /* rank 0's; flags may differ per rank */
+  void **ptr;   /* by rank: that rank's window memory */
+  size_t *size; /* by rank: that rank's window, bytes (one allocation with ptr) */
 } rma_cwin;
 
 struct ncclWindow_vidmem {

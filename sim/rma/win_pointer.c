@@ -51,10 +51,18 @@ static ncclResult_t pointer_check(ncclWindow_t win, size_t offset, void **out, r
   return ncclSuccess;
 }
 
-/* `peer`'s window memory at offset, as the caller maps it. */
-static void *peer_address(rma_win_view *v, int peer, size_t offset) {
+/* `peer`'s window memory at offset, as the caller maps it. Windows may
+ * differ in size between ranks: an offset inside the caller's window but
+ * past the peer's is refused (real NCCL hands out the address unchecked). */
+static ncclResult_t peer_address(rma_win_view *v, int peer, size_t offset, void **out, const char *op) {
   sim_clique *c = v->comm->clique;
-  return c->tp->map_peer(c, peer, (char *)v->cw->ptr[peer] + offset);
+  if (offset >= v->cw->size[peer]) {
+    SIM_WARN(SIM_RMA, "%s: offset %zu is past rank %d's window (%zu bytes) (ncclsim checks this)", op, offset, peer,
+             v->cw->size[peer]);
+    return ncclInvalidArgument;
+  }
+  *out = c->tp->map_peer(c, peer, (char *)v->cw->ptr[peer] + offset);
+  return ncclSuccess;
 }
 
 SIM_EXPORT ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offset, int lsaRank, void **outPtr) {
@@ -67,8 +75,7 @@ SIM_EXPORT ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offs
     return ncclInvalidArgument;
   }
   int peer = v.comm->node * v.comm->clique->ranks_per_node + lsaRank;
-  *outPtr = peer_address(&v, peer, offset);
-  return ncclSuccess;
+  return peer_address(&v, peer, offset, outPtr, op);
 }
 
 SIM_EXPORT ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t offset, int peer, void **outPtr) {
@@ -80,8 +87,7 @@ SIM_EXPORT ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t off
     return ncclInvalidArgument;
   }
   if (peer / v.comm->clique->ranks_per_node != v.comm->node) return ncclSuccess; /* not in the LSA team */
-  *outPtr = peer_address(&v, peer, offset);
-  return ncclSuccess;
+  return peer_address(&v, peer, offset, outPtr, op);
 }
 
 SIM_EXPORT ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t window, size_t offset, void **outPtr) {

@@ -4,8 +4,12 @@
  *
  * Registration is collective. Each rank posts (pointer, size, flags) into a
  * round named by its count of registrations on the communicator; the last
- * to arrive compares the sizes and builds the collective window and every
- * rank's handle, which it publishes (win_registry.c). A blocking caller
+ * to arrive builds the collective window and every rank's handle, which it
+ * publishes (win_registry.c). Ranks may register unequal sizes: real NCCL
+ * (2.28.3 and 2.30.7) accepts them, and each rank's window keeps its own
+ * size (conformance/probes/win_unequal.c, REG-04). What ncclsim rejects is
+ * a put or a pointer past the target rank's own size (put.c,
+ * win_pointer.c). A blocking caller
  * waits for that (at ncclGroupEnd inside a group); on a non-blocking
  * communicator the caller returns ncclInProgress, the completing rank
  * queues the caller's result, and the caller's own poll writes its handle
@@ -37,7 +41,7 @@ typedef struct {
 } reg_slot;
 
 typedef struct {
-  char diag[384];
+  char diag[96];
 } reg_round;
 
 static reg_slot *slot_of(sim_rv *rv, int rank) { return sim_rv_slot(rv, rank); }
@@ -64,51 +68,39 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
   reg_round *r = sim_rv_payload(rv);
   int n = st->nranks;
   ncclResult_t status = ncclSuccess;
-  for (int i = 1; i < n; i++)
-    if (slot_of(rv, i)->size != slot_of(rv, 0)->size) status = ncclInvalidUsage;
-  if (status != ncclSuccess) {
-    size_t len = (size_t)snprintf(r->diag, sizeof r->diag,
-                                  "ncclCommWindowRegister: the ranks registered windows of unequal sizes (");
-    for (int i = 0; i < n && len < sizeof r->diag - 40; i++)
-      len += (size_t)snprintf(r->diag + len, sizeof r->diag - len, "%srank %d: %zu", i ? ", " : "", i,
-                              slot_of(rv, i)->size);
-    if (ALWAYS(len < sizeof r->diag)) /* an entry is < 40 characters */
-      snprintf(r->diag + len, sizeof r->diag - len,
-               " bytes); a collective window has one size on every rank (ncclsim checks this)");
+  rma_cwin *cw = sim_calloc(1, sizeof *cw);
+  /* pointers and sizes in one block, freed with ptr (rma_cwin_unref) */
+  void **ptrs = sim_calloc((size_t)n, sizeof *ptrs + sizeof(size_t));
+  int built = 0;
+  if (cw && ptrs)
+    for (; built < n; built++)
+      if (!(slot_of(rv, built)->handle = sim_calloc(1, sizeof(struct ncclWindow_vidmem)))) break;
+  if (built < n) {
+    for (int i = 0; i < built; i++) sim_free(slot_of(rv, i)->handle), slot_of(rv, i)->handle = NULL;
+    sim_free(cw);
+    sim_free(ptrs);
+    status = ncclSystemError;
+    snprintf(r->diag, sizeof r->diag, "ncclCommWindowRegister: out of memory building the window");
   } else {
-    rma_cwin *cw = sim_calloc(1, sizeof *cw);
-    void **ptrs = sim_calloc((size_t)n, sizeof *ptrs);
-    int built = 0;
-    if (cw && ptrs)
-      for (; built < n; built++)
-        if (!(slot_of(rv, built)->handle = sim_calloc(1, sizeof(struct ncclWindow_vidmem)))) break;
-    if (built < n) {
-      for (int i = 0; i < built; i++) sim_free(slot_of(rv, i)->handle), slot_of(rv, i)->handle = NULL;
-      sim_free(cw);
-      sim_free(ptrs);
-      status = ncclSystemError;
-      snprintf(r->diag, sizeof r->diag, "ncclCommWindowRegister: out of memory building the window");
-    } else {
-      for (int i = 0; i < n; i++) ptrs[i] = slot_of(rv, i)->ptr;
-      cw->ptr = ptrs;
-      cw->nranks = n;
-      cw->size = slot_of(rv, 0)->size;
-      cw->flags = slot_of(rv, 0)->flags;
-      atomic_init(&cw->refs, n);
-      for (int i = 0; i < n; i++) {
-        reg_slot *sl = slot_of(rv, i);
-        struct ncclWindow_vidmem *w = sl->handle;
-        w->magic = RMA_WIN_MAGIC;
-        w->cw = cw;
-        w->comm = c->ranks[i];
-        w->ptr = sl->ptr;
-        w->size = sl->size;
-        w->flags = sl->flags;
-        rma_win_publish(c->ranks[i], w);
-      }
-      SIM_INFO(SIM_RMA, "window round %llu: %d ranks, %zu bytes each, flags 0x%x",
-               (unsigned long long)sim_rv_key(rv), n, cw->size, (unsigned)cw->flags);
+    cw->ptr = ptrs;
+    cw->size = (size_t *)(ptrs + n);
+    for (int i = 0; i < n; i++) ptrs[i] = slot_of(rv, i)->ptr, cw->size[i] = slot_of(rv, i)->size;
+    cw->nranks = n;
+    cw->flags = slot_of(rv, 0)->flags;
+    atomic_init(&cw->refs, n);
+    for (int i = 0; i < n; i++) {
+      reg_slot *sl = slot_of(rv, i);
+      struct ncclWindow_vidmem *w = sl->handle;
+      w->magic = RMA_WIN_MAGIC;
+      w->cw = cw;
+      w->comm = c->ranks[i];
+      w->ptr = sl->ptr;
+      w->size = sl->size;
+      w->flags = sl->flags;
+      rma_win_publish(c->ranks[i], w);
     }
+    SIM_INFO(SIM_RMA, "window round %llu: %d ranks, rank 0's %zu bytes, flags 0x%x",
+             (unsigned long long)sim_rv_key(rv), n, cw->size[0], (unsigned)cw->flags);
   }
   /* Queue non-blocking callers' results: each takes its own at its poll,
    * in its own thread and process (the completer may be in another). */
