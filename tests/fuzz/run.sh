@@ -125,6 +125,9 @@ if [ "$jobs" -gt 1 ]; then
   rm -rf "$build/jobs" && mkdir -p "$build/jobs"
   par="-jobs=$jobs -workers=$jobs"
 fi
+# The flight recorder's dumps (inputs that time out on purpose) go to the
+# build directory, not /tmp, and are removed after the run.
+export NCCLSIM_TRACE_DUMP="$build/flight-%p.json"
 set +e
 # shellcheck disable=SC2086
 (cd "$dir" && "$bin" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
@@ -132,6 +135,7 @@ set +e
 set -e
 [ -z "$par" ] || cat "$build"/jobs/fuzz-*.log >>"$log"
 tail -n 8 "$log"
+rm -f "$build"/flight-*.json
 rc=0
 if grep -q -E '^==[0-9]+== ?ERROR|^SUMMARY: |ALARM: working on the last Unit|libFuzzer: (deadly signal|timeout|out-of-memory)|runtime error:' "$log"; then
   rc=1
