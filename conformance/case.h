@@ -84,6 +84,12 @@ void case_skip_(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(pri
 void case_skip_unsupported(case_ctx_t *ctx);
 #define CASE_SKIP_UNSUPPORTED(ctx) \
   do { case_skip_unsupported(ctx); return; } while (0)
+/* Skips with "not supported by NCCL x.y.z", then " (why)" unless why is
+ * NULL: for a case compiled without the NCCL API it needs (configure found
+ * no declaration, e.g. ncclPutSignal before 2.29). */
+void case_skip_nccl_version(case_ctx_t *ctx, const char *why);
+#define CASE_SKIP_NO_NCCL_API(ctx) \
+  do { case_skip_nccl_version((ctx), NULL); return; } while (0)
 /* Records where real NCCL differs from its documentation (both texts). */
 void case_divergence(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A "# rank R: ..." diagnostic, shown with -v. */

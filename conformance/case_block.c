@@ -136,9 +136,7 @@ void case_BLOCK_02(case_ctx_t *ctx)
 void case_BLOCK_03(case_ctx_t *ctx)
 {
 #if !HAVE_DECL_NCCLPUTSIGNAL
-  int v = 0;
-  ncclGetVersion(&v);
-  CASE_SKIP(ctx, "not supported by NCCL %d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+  CASE_SKIP_NO_NCCL_API(ctx);
 #else
   struct block_env e;
   double t[CTX_XCHG_MAX / sizeof(double)];
@@ -257,9 +255,7 @@ void case_BLOCK_05(case_ctx_t *ctx)
 void case_BLOCK_06(case_ctx_t *ctx)
 {
 #if !HAVE_DECL_NCCLPUTSIGNAL
-  int v = 0;
-  ncclGetVersion(&v);
-  CASE_SKIP(ctx, "not supported by NCCL %d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+  CASE_SKIP_NO_NCCL_API(ctx);
 #else
   struct block_env e;
   cudaStream_t other;

@@ -85,13 +85,18 @@ void ctx_note(case_ctx_t *ctx, const char *fmt, ...)
   va_end(ap);
 }
 
-void case_skip_unsupported(case_ctx_t *ctx)
+void case_skip_nccl_version(case_ctx_t *ctx, const char *why)
 {
   int v = 0;
 
   ncclGetVersion(&v);
-  case_skip_(ctx, "not supported by NCCL %d.%d.%d (%s)", v / 10000, v / 100 % 100, v % 100,
-             n4c_last_error_message());
+  case_skip_(ctx, "not supported by NCCL %d.%d.%d%s%s%s", v / 10000, v / 100 % 100, v % 100, why ? " (" : "",
+             why ? why : "", why ? ")" : "");
+}
+
+void case_skip_unsupported(case_ctx_t *ctx)
+{
+  case_skip_nccl_version(ctx, n4c_last_error_message());
 }
 
 bool case_status_(case_ctx_t *ctx, n4c_status_t got, n4c_status_t want,
