@@ -1,12 +1,14 @@
 /*
  * sim/transport.h — how one simulated rank reaches another.
  *
- * Today every rank is a thread of one process and the only transport is
- * "local": peers' memory is in our address space. Rendezvous, matching and
- * signalling already live in shared clique state; what a multi-process
- * transport (memfd-backed device memory mapped by peers) would replace is
- * the address translation and the data copies, so every byte that moves
- * between ranks (p2p, put, the collectives) goes through this table.
+ * The only transport is "local": every peer's memory is in our address
+ * space, for ranks as threads of one process and for ranks as processes
+ * alike (their shared arena is mapped at one address in every process of
+ * the job, sim/util/shm.c). Every byte that moves between ranks (p2p, put,
+ * the collectives) goes through this table, so that a transport to ranks
+ * whose memory is not mapped here (other hosts) replaces the address
+ * translation and the copies; the rendezvous, matching and signalling
+ * state it would also need to reach lives in the clique's shared state.
  */
 #ifndef NCCLSIM_TRANSPORT_H_
 #define NCCLSIM_TRANSPORT_H_
