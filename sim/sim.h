@@ -187,6 +187,16 @@ ncclResult_t sim_job_attach(size_t size, void (*init)(void *p, size_t size), voi
 void sim_proc_exited(int pid);
 
 /* ------------------------------------------------------------------------
+ * The CPU's spin-wait hint, for a poll that is about to try again. */
+static inline void sim_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* ------------------------------------------------------------------------
  * Timed waiting (util/wait.c). A waitq is a futex word: a waker changes the
  * state a waiter tests, then calls sim_waitq_wake(). Waiters spin
  * NCCLSIM_SPIN polls, then sleep. */

@@ -96,11 +96,8 @@ typedef struct trace_clique {
 } trace_clique;
 
 static inline void relax(int i) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (i < 64) __builtin_ia32_pause();
-  else
-#endif
-    sched_yield();
+  if (i < 64) sim_cpu_relax();
+  else sched_yield();
 }
 
 static void ring_lock(rank_ring *rg) {
@@ -411,12 +408,17 @@ void sim_trace_end(sim_task *t) {
 /* ------------------------------------------------------------ writing */
 
 #ifdef HAVE_JANSSON
-/* Flow ids: a send and its receive share (key, sender, receiver, nth); a
+/* Flow ids: a send and its receive share (key, sender, receiver, nth), a
+ * signal and its wait the same with a kind of their own (pair_flow); a
  * collective's ranks (key, seq, rank). */
 static uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   h *= 0xff51afd7ed558ccdull;
   return h ^ (h >> 33);
+}
+enum { FLOW_P2P = 1, FLOW_COLL = 2, FLOW_SIG = 3 };
+static uint64_t pair_flow(uint64_t key, int kind, int from, int to, uint64_t nth) {
+  return mix(mix(mix(mix(key, (uint64_t)kind), (uint64_t)from), (uint64_t)to), nth);
 }
 static json_t *flow_id(uint64_t h) { return json_integer((json_int_t)(h & 0x1fffffffffffffull)); }
 
@@ -545,24 +547,21 @@ static int write_events(const char *path, ev_iter *it, const char *why) {
     if ((e->r.flags & (F_PEER | F_SEQ)) == (F_PEER | F_SEQ) && (e->r.flags & (F_SEND | F_RECV))) {
       bool send = e->r.flags & F_SEND;
       int s = send ? e->rank : e->r.peer, d = send ? e->r.peer : e->rank;
-      uint64_t id = mix(mix(mix(mix(e->key, 1), (uint64_t)s), (uint64_t)d), e->r.seq);
-      add_flow(&w, send ? "s" : "f", id, (int)p, tid, ts);
+      add_flow(&w, send ? "s" : "f", pair_flow(e->key, FLOW_P2P, s, d, e->r.seq), (int)p, tid, ts);
     } else if ((e->r.flags & (F_PEER | F_SEQ)) == (F_PEER | F_SEQ) && (e->r.flags & F_SIG)) {
       /* A put or signal, numbered among its rank's signals to the peer,
        * to the wait of the peer that consumes it. */
-      add_flow(&w, "s", mix(mix(mix(mix(e->key, 3), (uint64_t)e->rank), (uint64_t)e->r.peer), e->r.seq), (int)p,
-               tid, ts);
+      add_flow(&w, "s", pair_flow(e->key, FLOW_SIG, e->rank, e->r.peer, e->r.seq), (int)p, tid, ts);
     } else if ((e->r.flags & (F_PEER | F_SEQ)) == (F_PEER | F_SEQ) && (e->r.flags & F_WAIT) && e->r.span) {
       uint64_t n = e->r.span < WAIT_FLOWS_MAX ? e->r.span : WAIT_FLOWS_MAX;
       for (uint64_t j = e->r.seq - n + 1; j <= e->r.seq; j++)
-        add_flow(&w, "f", mix(mix(mix(mix(e->key, 3), (uint64_t)e->r.peer), (uint64_t)e->rank), j), (int)p, tid,
-                 ts);
+        add_flow(&w, "f", pair_flow(e->key, FLOW_SIG, e->r.peer, e->rank, j), (int)p, tid, ts);
     } else if ((e->r.flags & (F_COLL | F_SEQ)) == (F_COLL | F_SEQ)) {
       if (e->rank == 0)
         for (int r = 1; r < e->nranks; r++)
-          add_flow(&w, "s", mix(mix(mix(e->key, 2), e->r.seq), (uint64_t)r), (int)p, tid, ts);
+          add_flow(&w, "s", mix(mix(mix(e->key, FLOW_COLL), e->r.seq), (uint64_t)r), (int)p, tid, ts);
       else
-        add_flow(&w, "f", mix(mix(mix(e->key, 2), e->r.seq), (uint64_t)e->rank), (int)p, tid, ts);
+        add_flow(&w, "f", mix(mix(mix(e->key, FLOW_COLL), e->r.seq), (uint64_t)e->rank), (int)p, tid, ts);
     }
   }
   fputs("\n]}\n", w.f);

@@ -138,12 +138,6 @@ static sim_op *queue_pop(sim_stream *s) {
   return head;
 }
 
-static inline void cpu_pause(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 /* The worker's next op: has_work said there is one (or stop). A producer
  * that counted its op has linked it, but one that swapped in earlier may
  * not have linked its own yet, which the list needs first: wait for it. */
@@ -151,7 +145,7 @@ static sim_op *next_op(sim_stream *s) {
   for (int i = 0;; i++) {
     sim_op *op = queue_pop(s);
     if (op || (atomic_load(&s->stop) && atomic_load(&s->enqueued) == sim_count_get(&s->completed))) return op;
-    if (i < 64) cpu_pause();
+    if (i < 64) sim_cpu_relax();
     else sched_yield();
   }
 }

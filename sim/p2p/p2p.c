@@ -137,9 +137,7 @@ static bool pair_lock(sim_clique *c, pair *p) {
   for (int i = 0; atomic_exchange_explicit(&p->lock, 1, memory_order_acquire); i++)
     while (atomic_load_explicit(&p->lock, memory_order_relaxed)) {
       if (++i < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        sim_cpu_relax();
         continue;
       }
       sched_yield();

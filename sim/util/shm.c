@@ -110,9 +110,7 @@ enum { LOCK_TRIES = 32 };
 void sim_mutex_lock(pthread_mutex_t *m) {
   int rc = pthread_mutex_trylock(m);
   for (int i = 1; rc == EBUSY && i < LOCK_TRIES; i++) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    sim_cpu_relax();
     rc = pthread_mutex_trylock(m);
   }
   if (rc == EBUSY) rc = pthread_mutex_lock(m);

@@ -42,14 +42,6 @@ void sim_waitq_wake(sim_waitq *q) {
   if (atomic_load(&q->sleepers)) syscall(SYS_futex, (uint32_t *)&q->seq, futex_op(FUTEX_WAKE), INT_MAX, NULL, NULL, 0);
 }
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
 int sim_ncpus(void) {
   static _Atomic int n;
   int v = atomic_load_explicit(&n, memory_order_relaxed);
@@ -79,7 +71,7 @@ static void spin(sim_ready_fn ready, void *arg, bool *done) {
       *done = true;
       return;
     }
-    if (i < 64) cpu_relax();
+    if (i < 64) sim_cpu_relax();
     else sched_yield();
   }
   *done = false;
@@ -162,7 +154,7 @@ int sim_count_wait_spin(sim_count *c, uint64_t target, uint64_t deadline_ns, int
   count_arg a = {c, target};
   for (int64_t i = 0; i < 64 + yields; i++) {
     if (count_reached(&a)) return 0;
-    if (i < 64) cpu_relax();
+    if (i < 64) sim_cpu_relax();
     else sched_yield();
   }
   for (;;) {
