@@ -6,7 +6,7 @@ ncclsiminclude_HEADERS += sim/include/nccl.h sim/include/cuda_runtime_api.h \
 # <nccl_device/core.h>, under $(includedir)/ncclsim/nccl_device as in NCCL.
 ncclsimdeviceincludedir = $(ncclsimincludedir)/nccl_device
 ncclsimdeviceinclude_HEADERS = sim/include/nccl_device/core.h
-noinst_HEADERS += sim/sim.h sim/transport.h sim/cuda/cuda_internal.h sim/core/core_internal.h sim/comm/comm_internal.h sim/coll/coll_internal.h \
+noinst_HEADERS += sim/sim.h sim/transport.h sim/net/net.h sim/net/net_internal.h sim/p2p/p2p_internal.h sim/cuda/cuda_internal.h sim/core/core_internal.h sim/comm/comm_internal.h sim/coll/coll_internal.h \
 	sim/dev/dev_internal.h sim/rma/rma_internal.h
 
 # The simulator is built once as a convenience library: libncclsim.la wraps
@@ -17,7 +17,7 @@ lib_LTLIBRARIES += sim/libncclsim.la
 noinst_LTLIBRARIES += sim/libncclsim_core.la
 endif
 sim_libncclsim_la_SOURCES =
-sim_libncclsim_la_LIBADD = sim/libncclsim_core.la $(JANSSON_LIBS) -lpthread -lm
+sim_libncclsim_la_LIBADD = sim/libncclsim_core.la $(JANSSON_LIBS) $(UCX_LIBS) -lpthread -lm
 sim_libncclsim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
 sim_libncclsim_core_la_SOURCES = \
 	sim/util/param.c sim/util/log.c sim/util/alloc.c sim/util/shm.c sim/util/job.c sim/util/wait.c sim/util/block.c \
@@ -26,15 +26,16 @@ sim_libncclsim_core_la_SOURCES = \
 	sim/comm/clique.c sim/comm/comm.c sim/comm/init.c sim/comm/split.c sim/comm/options.c \
 	sim/comm/suspend.c sim/comm/grow.c \
 	sim/comm/checks.c \
-	sim/p2p/p2p.c \
+	sim/p2p/p2p.c sim/p2p/p2p_net.c \
+	sim/net/socket.c sim/net/bootstrap.c sim/net/join.c sim/net/ucx.c \
 	sim/rma/area.c sim/rma/win_registry.c sim/rma/win_register.c sim/rma/win_pointer.c \
 	sim/rma/buf_register.c sim/rma/signal.c sim/rma/put.c \
 	sim/coll/coll.c sim/coll/work.c sim/coll/reduce.c sim/coll/dtype.c sim/coll/redop.c \
 	sim/dev/props.c sim/dev/devcomm.c \
 	sim/transport_local.c
-sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include $(JANSSON_CFLAGS)
+sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include $(JANSSON_CFLAGS) $(UCX_CFLAGS)
 sim_libncclsim_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
-sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) -lpthread -lm
+sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) $(UCX_LIBS) -lpthread -lm
 
 # ncclsim-trace-merge: one timeline from the per-process files of a job
 # (NCCLSIM_TRACE with ranks as processes).

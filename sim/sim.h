@@ -63,7 +63,10 @@
   X(DEBUG_SUBSYS, "DEBUG_SUBSYS", "ALL", "comma-separated subsystems logged: INIT, ALLOC, STREAM, P2P, COLL, RMA, DEV, ALL (unknown names ignored; empty: ALL)") \
   X(TRACE, "TRACE", "none", "FILE: communicators made from now on record every NCCL operation; the timeline is written to FILE at exit (Chrome Trace Event Format; none: off)") \
   X(TRACE_RING, "TRACE_RING", "256", "flight recorder: operations each rank keeps, written to NCCLSIM_TRACE_DUMP on a failure (0: off)") \
-  X(TRACE_DUMP, "TRACE_DUMP", "/tmp/ncclsim-flight-%p.json", "file of the flight recorder's dump; %p stands for the process id")
+  X(TRACE_DUMP, "TRACE_DUMP", "/tmp/ncclsim-flight-%p.json", "file of the flight recorder's dump; %p stands for the process id") \
+  X(NET, "NET", "auto", "ranks on other hosts: 1 makes ncclGetUniqueId start a bootstrap root, so that ranks of any process or host join with the id; auto: 1 when NCCLSIM_HOST_ID is not auto; 0 never") \
+  X(HOST_ID, "HOST_ID", "auto", "this process's host: processes of one machine with different names act as separate hosts (no shared memory; UCX over TCP between them); auto: the machine's name") \
+  X(SOCKET_IFNAME, "SOCKET_IFNAME", "auto", "the bootstrap root's interface, as NCCL_SOCKET_IFNAME: comma-separated name prefixes, ^ excludes them, = matches names exactly; auto: the first interface up other than lo and docker*, else lo")
 
 typedef enum {
 #define SIM_PARAM_ENUM(id, env, dflt, doc) SIM_P_##id,
@@ -547,6 +550,7 @@ struct sim_clique {
   int nnodes;
   sim_rv_table splits; /* ncclCommSplit/Shrink rounds */
   const struct sim_transport *tp; /* how ranks reach each other (sim/transport.h) */
+  struct sim_net_map *net; /* ranks on other hosts (sim/net/net.h); NULL: all are here */
   void *area[SIM_AREA_COUNT];
   /* One wait queue per rank, for waits on objects a peer may free as soon
    * as it sees them complete (a task): the waker wakes the waiter's rank
@@ -580,6 +584,11 @@ struct ncclComm {
   uint32_t magic; /* SIM_COMM_MAGIC while alive, 0 after free */
   sim_clique *clique;
   sim_rv *init_rv; /* its init round while it joins (comm/init.c) */
+  /* Across hosts (sim/net): the bootstrap under way, until the root
+   * answers, and then the host map until the clique takes it. */
+  struct sim_net_boot *boot;
+  struct sim_net_map *net_pending;
+  uint64_t boot_key, boot_deadline;
   int rank, nranks, device;
   int node, lsa_rank, lsa_size; /* simulated node topology */
   bool blocking;
@@ -756,6 +765,9 @@ typedef struct sim_group_job {
   ncclComm_t comm; /* whose work it is: dropped, not run, if that comm is destroyed first */
   ncclResult_t (*run)(struct sim_group_job *job);
   void (*release)(struct sim_group_job *job);
+  /* Optional: run for every job of the group before the first run (its
+   * failure is recorded where run will find it). */
+  void (*prepare)(struct sim_group_job *job);
 } sim_group_job;
 ncclResult_t sim_group_add_job(sim_group_job *job);
 /* Drops the calling thread's not-yet-launched tasks and jobs of `comm`

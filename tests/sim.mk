@@ -155,3 +155,15 @@ tests_sim_cuda_api_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_cuda_api_LDADD = $(SIM_TEST_LDADD)
 # ncclsim's headers against CUDA's and NCCL's.
 include $(srcdir)/tests/compat.mk
+
+# Ranks on several simulated hosts, through UCX (sim/net).
+if BACKEND_SIM
+if HAVE_UCX
+check_PROGRAMS += tests/hosts_rank
+TESTS += tests/sim-hosts.sh
+endif
+endif
+tests_hosts_rank_SOURCES = tests/hosts_rank.c
+tests_hosts_rank_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
+tests_hosts_rank_LDADD = sim/libncclsim.la
+EXTRA_DIST += tests/sim-hosts.sh

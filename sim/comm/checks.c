@@ -1,7 +1,9 @@
 /* sim/comm/checks.c — argument checks shared by every NCCL entry point. */
 #include <stdio.h>
+#include <string.h>
 
 #include "comm_internal.h"
+#include "../net/net.h"
 
 static const struct {
   const char *name;
@@ -85,10 +87,26 @@ static ncclResult_t check_state(ncclComm_t comm, const char *op, unsigned allowe
   return ncclSuccess;
 }
 
-ncclResult_t sim_comm_check(ncclComm_t comm, const char *op) { return check_state(comm, op, 1u << SIM_COMM_READY); }
+/* A communicator across hosts (sim/net) has, so far, point-to-point
+ * operations only: the rest is refused at once with this diagnostic, not
+ * left to wait out NCCLSIM_TIMEOUT for ranks that cannot arrive. */
+static ncclResult_t check_hosts(ncclComm_t comm, const char *op) {
+  if (!comm->clique || !comm->clique->net) return ncclSuccess;
+  if (!strcmp(op, "ncclSend") || !strcmp(op, "ncclRecv") || !strcmp(op, "ncclCommFinalize")) return ncclSuccess;
+  SIM_WARN(SIM_INIT, "%s: rank %d's communicator spans %d hosts, and ncclsim does not yet run %s across hosts: "
+           "ncclSend and ncclRecv only (docs/ncclsim.md, \"Ranks on other hosts\")", op, comm->rank,
+           comm->clique->net->nhosts, op);
+  return ncclInvalidUsage;
+}
+
+ncclResult_t sim_comm_check(ncclComm_t comm, const char *op) {
+  SIM_CHECK(check_state(comm, op, 1u << SIM_COMM_READY));
+  return check_hosts(comm, op);
+}
 
 ncclResult_t sim_comm_check_mgmt(ncclComm_t comm, const char *op) {
   SIM_CHECK(check_state(comm, op, 1u << SIM_COMM_READY | 1u << SIM_COMM_REVOKED));
+  SIM_CHECK(check_hosts(comm, op));
   if (atomic_load(&comm->dead)) {
     SIM_WARN(SIM_INIT, "%s: rank %d stopped at its operation %llu (NCCLSIM_FAULT): as if its process had died, it "
              "takes part in nothing more", op, comm->rank, (unsigned long long)comm->fault_at);

@@ -2,10 +2,13 @@
  * sim/comm/clique.c — a rank's comm, and the clique that binds the ranks
  * of one communicator: its topology and every area's state.
  */
+#include "config.h"
+
 #include <string.h>
 #include <unistd.h>
 
 #include "comm_internal.h"
+#include "../net/net.h"
 #include "../transport.h"
 
 /* The live cliques, for sim_proc_exited: shared by the processes of a job. */
@@ -35,6 +38,22 @@ static void live_unlink(sim_clique *c) {
   else if (l->head == c) l->head = c->live_next;
   if (c->live_next) c->live_next->live_prev = c->live_prev;
   pthread_mutex_unlock(&l->lock);
+}
+
+bool sim_net_comms_here(void) {
+  clique_list *l = live();
+  if (!l) return false;
+  int pid = (int)getpid();
+  bool found = false;
+  sim_mutex_lock(&l->lock);
+  for (sim_clique *c = l->head; c && !found; c = c->live_next) {
+    if (!c->net) continue;
+    sim_mutex_lock(&c->lock);
+    for (int r = 0; r < c->nranks && !found; r++) found = c->ranks[r] && c->ranks[r]->pid == pid;
+    pthread_mutex_unlock(&c->lock);
+  }
+  pthread_mutex_unlock(&l->lock);
+  return found;
 }
 
 void sim_clique_abort(sim_clique *c) {
@@ -98,6 +117,8 @@ void sim_comm_free(ncclComm_t c) {
     next = n->next;
     sim_free(n);
   }
+  sim_net_join_free(c->boot);
+  sim_net_map_free(c->net_pending);
   pthread_mutex_destroy(&c->lock);
   sim_free(c);
 }
@@ -112,10 +133,16 @@ static void clique_free(sim_clique *c, int nareas) {
   pthread_mutex_destroy(&c->lock);
   sim_free(c->ranks);
   sim_free(c->rank_wq);
+  sim_net_map_free(c->net);
   sim_free(c);
 }
 
-ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
+ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key, sim_net_map *net) {
+  ncclComm_t first = NULL; /* across hosts, rank 0 may be elsewhere */
+  int here = 0;
+  for (int r = 0; r < nranks; r++)
+    if (comms[r]) here++, first = first ? first : comms[r];
+  if (NEVER(!first)) return ncclInternalError;
   sim_clique *c = sim_calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
   c->ranks = sim_calloc((size_t)nranks, sizeof *c->ranks);
@@ -132,9 +159,13 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
   c->tp = &sim_transport_local;
   sim_mutex_init(&c->lock);
   sim_rv_table_init(&c->splits);
-  int rpn = comms[0]->opts.ranksPerNode;
+  int rpn = first->opts.ranksPerNode;
   c->ranks_per_node = rpn > 0 && rpn < nranks ? rpn : nranks;
   c->nnodes = (nranks + c->ranks_per_node - 1) / c->ranks_per_node;
+  if (net) { /* the LSA team is the host */
+    c->ranks_per_node = net->host_size[0];
+    c->nnodes = net->nhosts;
+  }
   int i;
   for (i = 0; i < SIM_AREA_COUNT; i++)
     if (areas[i]->clique_init && areas[i]->clique_init(c) != ncclSuccess) break;
@@ -148,20 +179,33 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key) {
     clique_free(c, SIM_AREA_COUNT);
     return ncclSystemError;
   }
-  atomic_store(&c->refs, nranks);
+  atomic_store(&c->refs, here);
+  c->net = net;
   for (int r = 0; r < nranks; r++) {
     ncclComm_t m = comms[r];
     c->ranks[r] = m;
+    if (!m) continue;
     m->clique = c;
+    if (net) {
+      m->node = net->host[r];
+      m->lsa_rank = net->host_rank[r];
+      m->lsa_size = net->host_size[m->node];
+      continue;
+    }
     m->node = r / c->ranks_per_node;
     m->lsa_rank = r % c->ranks_per_node;
-    int first = m->node * c->ranks_per_node;
-    m->lsa_size = nranks - first < c->ranks_per_node ? nranks - first : c->ranks_per_node;
+    int node0 = m->node * c->ranks_per_node;
+    m->lsa_size = nranks - node0 < c->ranks_per_node ? nranks - node0 : c->ranks_per_node;
   }
   live_link(c);
-  for (int r = 0; r < nranks; r++) atomic_store(&comms[r]->state, SIM_COMM_READY);
-  SIM_INFO(SIM_INIT, "communicator %016llx: %d ranks on %d node(s) of %d", (unsigned long long)key, nranks,
-           c->nnodes, c->ranks_per_node);
+  for (int r = 0; r < nranks; r++)
+    if (comms[r]) atomic_store(&comms[r]->state, SIM_COMM_READY);
+  if (net)
+    SIM_INFO(SIM_INIT, "communicator %016llx: %d ranks on %d hosts, %d of them on this one (%s)",
+             (unsigned long long)key, nranks, net->nhosts, here, sim_net_host_name());
+  else
+    SIM_INFO(SIM_INIT, "communicator %016llx: %d ranks on %d node(s) of %d", (unsigned long long)key, nranks,
+             c->nnodes, c->ranks_per_node);
   return ncclSuccess;
 }
 

@@ -9,7 +9,11 @@ ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *
 void sim_comm_free(ncclComm_t comm);
 /* Makes the clique of `comms` (nranks of them, indexed by rank), sets the
  * topology and READY on each. On failure nothing is attached. */
-ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key);
+/* Makes the clique of comms (nranks of them; across hosts, NULL for the
+ * ranks elsewhere, and net the host map, which the clique then owns). */
+ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key, struct sim_net_map *net);
+/* A fresh random communicator key. */
+uint64_t sim_unique_key(void);
 void sim_clique_unref(sim_clique *c);
 /* Every area's comm_fini for a rank that goes (destroy, abort). */
 void sim_comm_fini_areas(ncclComm_t comm);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "comm_internal.h"
+#include "../net/net.h"
 
 #define ID_MAGIC "NCCLSIM-ID"
 
@@ -34,7 +35,13 @@ typedef struct {
   uint64_t parent_key;
   uint64_t grow_seq;
   int32_t parent_nranks;
+  int32_t pad2;
+  /* With the network on (sim/net): the maker's bootstrap root; family 0:
+   * none. The root's key for this id is the id's last 8 bytes (ID_SECRET). */
+  sim_net_addr root;
 } id_layout;
+enum { ID_SECRET = NCCL_UNIQUE_ID_BYTES - 8 };
+_Static_assert(sizeof(id_layout) <= ID_SECRET, "the id's layout overlaps its key");
 
 /* Open init rounds, by the unique id's key; a slot is the rank's comm.
  * Shared by every process of a job (util/shm.c). */
@@ -42,7 +49,8 @@ static void table_init(void *t) { sim_rv_table_init(t); }
 static sim_rv_table *init_table(void) { return sim_shared(SIM_SHARED_INIT, sizeof(sim_rv_table), table_init); }
 #define table (*init_table())
 
-static void id_write(ncclUniqueId *id, uint64_t key, uint64_t parent_key, uint64_t grow_seq, int parent_nranks) {
+static void id_write(ncclUniqueId *id, uint64_t key, uint64_t parent_key, uint64_t grow_seq, int parent_nranks,
+                     const sim_net_addr *root, uint64_t secret) {
   id_layout l;
   memset(&l, 0, sizeof l);
   memcpy(l.magic, ID_MAGIC, sizeof ID_MAGIC);
@@ -52,20 +60,45 @@ static void id_write(ncclUniqueId *id, uint64_t key, uint64_t parent_key, uint64
   l.parent_key = parent_key;
   l.grow_seq = grow_seq;
   l.parent_nranks = parent_nranks;
+  if (root) l.root = *root;
   memset(id, 0, sizeof *id);
   memcpy(id->internal, &l, sizeof l);
+  memcpy(id->internal + ID_SECRET, &secret, sizeof secret);
 }
+
+static uint64_t random64(void) {
+  static _Atomic uint64_t counter;
+  uint64_t rnd = 0;
+  if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = sim_now_ns();
+  return rnd ^ ((uint64_t)getpid() << 32) ^ atomic_fetch_add(&counter, 1);
+}
+
+uint64_t sim_unique_key(void) { return random64(); }
 
 SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   if (!id) {
     SIM_WARN(SIM_INIT, "ncclGetUniqueId: uniqueId is NULL");
     return ncclInvalidArgument;
   }
-  static _Atomic uint64_t counter;
-  uint64_t rnd = 0;
-  if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = sim_now_ns();
-  id_write(id, rnd ^ ((uint64_t)getpid() << 32) ^ atomic_fetch_add(&counter, 1), 0, 0, 0);
+  uint64_t key = random64();
+  if (!sim_net_on()) {
+    id_write(id, key, 0, 0, 0, NULL, 0);
+    return ncclSuccess;
+  }
+  uint64_t secret = random64() | 1;
+  sim_net_addr root;
+  SIM_CHECK(sim_net_root_open(secret, &root));
+  id_write(id, key, 0, 0, 0, &root, secret);
   return ncclSuccess;
+}
+
+/* The bootstrap root of an id made with the network on, and its key. */
+static bool id_root(const ncclUniqueId *id, sim_net_addr *root, uint64_t *secret) {
+  id_layout l;
+  memcpy(&l, id->internal, sizeof l);
+  memcpy(secret, id->internal + ID_SECRET, sizeof *secret);
+  *root = l.root;
+  return l.root.family != 0;
 }
 
 uint64_t sim_grow_key(uint64_t parent_key, uint64_t seq) {
@@ -76,7 +109,7 @@ uint64_t sim_grow_key(uint64_t parent_key, uint64_t seq) {
 }
 
 void sim_grow_id_make(ncclUniqueId *id, uint64_t parent_key, uint64_t seq, int parent_nranks) {
-  id_write(id, sim_grow_key(parent_key, seq), parent_key, seq, parent_nranks);
+  id_write(id, sim_grow_key(parent_key, seq), parent_key, seq, parent_nranks, NULL, 0);
 }
 
 bool sim_id_read(const ncclUniqueId *id, sim_id_info *out) {
@@ -138,28 +171,43 @@ static void init_failed(ncclComm_t comm, ncclResult_t res) {
   atomic_store(&comm->state, SIM_COMM_FAILED);
 }
 
-/* The round's completion: the last rank to arrive builds the clique. */
+/* The round's completion: the last rank to arrive builds the clique. Across
+ * hosts only this host's ranks arrive (the others' slots stay NULL) and the
+ * clique takes one of their host maps, all alike. */
 static ncclResult_t build(sim_rv *rv, void *arg) {
+  (void)arg;
   int n = sim_rv_nranks(rv);
   ncclComm_t *comms = sim_calloc((size_t)n, sizeof *comms);
   ncclResult_t res = ncclSystemError;
-  if (comms) {
-    for (int r = 0; r < n; r++) comms[r] = *(ncclComm_t *)sim_rv_slot(rv, r);
-    res = sim_clique_create(comms, n, sim_rv_key(rv));
-    sim_free(comms);
+  sim_net_map *net = NULL;
+  for (int r = 0; r < n; r++) {
+    ncclComm_t m = *(ncclComm_t *)sim_rv_slot(rv, r);
+    if (comms) comms[r] = m;
+    if (!m || !m->net_pending) continue;
+    if (!net) net = m->net_pending;
+    else sim_net_map_free(m->net_pending);
+    m->net_pending = NULL;
   }
-  if (res != ncclSuccess)
-    for (int r = 0; r < n; r++) init_failed(*(ncclComm_t *)sim_rv_slot(rv, r), res);
+  if (comms) res = sim_clique_create(comms, n, sim_rv_key(rv), net);
+  sim_free(comms);
+  if (res != ncclSuccess) {
+    sim_net_map_free(net);
+    for (int r = 0; r < n; r++) {
+      ncclComm_t m = *(ncclComm_t *)sim_rv_slot(rv, r);
+      if (m) init_failed(m, res);
+    }
+  }
   return res;
 }
 
 static const sim_rv_ops init_rv = {"ncclCommInitRank", "unique id", 0, sizeof(ncclComm_t), build, NULL, false};
 static const sim_rv_ops grow_rv = {"ncclCommGrow", "grow unique id", 0, sizeof(ncclComm_t), build, NULL, false};
 
-/* Posts comm into the round of key. Never blocks. */
-static ncclResult_t post(ncclComm_t comm, uint64_t key) {
+/* Posts comm into the round of key, which `expected` ranks complete (all,
+ * or this host's). Never blocks. */
+static ncclResult_t post(ncclComm_t comm, uint64_t key, int expected) {
   sim_rv *rv;
-  SIM_CHECK(sim_rv_arrive(&table, comm->grow_join ? &grow_rv : &init_rv, key, comm->nranks, comm->nranks,
+  SIM_CHECK(sim_rv_arrive(&table, comm->grow_join ? &grow_rv : &init_rv, key, comm->nranks, expected,
                           comm->rank, 0, &comm, NULL, &rv));
   sim_rv_lock(&table); /* pollers read it under the lock */
   comm->init_rv = rv;
@@ -196,6 +244,14 @@ ncclResult_t sim_init_cancel(ncclComm_t comm) {
 static void report_missing(ncclComm_t comm, sim_rv *rv) {
   char missing[256];
   sim_rv_missing(rv, missing, sizeof missing);
+  sim_net_map *m = comm->net_pending;
+  if (m) { /* across hosts, only this host's ranks arrive here */
+    int n = 0;
+    missing[0] = 0;
+    for (int r = 0; r < m->nranks && n < (int)sizeof missing - 12; r++)
+      if (m->host[r] == m->my_host && !sim_rv_present(rv, r))
+        n += snprintf(missing + n, sizeof missing - (size_t)n, n ? ",%d" : "%d", r);
+  }
   if (comm->grow_join) {
     sim_comm_fail(comm, ncclTimeout,
                   "ncclCommGrow: rank %d of %d waited NCCLSIM_TIMEOUT=%s s for rank(s) [%s] to join the grown "
@@ -213,10 +269,49 @@ static void report_missing(ncclComm_t comm, sim_rv *rv) {
                 (unsigned long long)sim_rv_key(rv));
 }
 
+/* Across hosts, the bootstrap comes first (sim/net): once the root has
+ * answered, comm knows which ranks share its host and joins their round.
+ * ncclSuccess once posted there (or when there is no bootstrap),
+ * ncclInProgress before, else the failure, recorded. Only the thread that
+ * inits or polls comm calls it. */
+static ncclResult_t boot_step(ncclComm_t comm, bool block) {
+  if (!comm->boot) return ncclSuccess;
+  char why[512];
+  sim_net_map *m = NULL;
+  ncclResult_t res = sim_net_join_poll(comm->boot, block, comm->boot_deadline, &m, why, sizeof why);
+  if (res == ncclInProgress) {
+    if (sim_now_ns() < comm->boot_deadline) return res;
+    snprintf(why, sizeof why, "rank %d of %d waited NCCLSIM_TIMEOUT=%s s for the bootstrap root's answer, which "
+             "comes once every rank has called init with the unique id", comm->rank, comm->nranks,
+             sim_param_text(SIM_P_TIMEOUT));
+    res = ncclTimeout;
+  }
+  sim_net_join_free(comm->boot);
+  comm->boot = NULL;
+  if (res == ncclSuccess) {
+    int expected = m->host_size[m->my_host];
+    if (m->nhosts == 1) { /* every rank is here: an ordinary communicator */
+      sim_net_map_free(m);
+      m = NULL;
+    }
+    comm->net_pending = m;
+    res = post(comm, comm->boot_key, expected);
+    if (res == ncclSuccess) return ncclSuccess;
+    snprintf(why, sizeof why, "rank %d cannot join this host's ranks", comm->rank);
+  }
+  sim_comm_fail(comm, res, "ncclCommInitRank: %s", why);
+  init_failed(comm, res);
+  return res;
+}
+
 /* Non-blocking progress: the round's result once complete (and again at
  * every later call), ncclInProgress before, ncclTimeout past the deadline
  * (the rank then withdraws). */
 static ncclResult_t poll_init(ncclComm_t comm) {
+  if (comm->boot) {
+    ncclResult_t b = boot_step(comm, false);
+    if (b != ncclSuccess) return b;
+  }
   sim_rv_lock(&table);
   sim_rv *rv = comm->init_rv;
   ncclResult_t res;
@@ -236,6 +331,11 @@ static ncclResult_t poll_init(ncclComm_t comm) {
 
 /* Blocks until comm's round completes or times out. */
 static ncclResult_t wait_init(ncclComm_t comm) {
+  if (comm->boot) {
+    ncclResult_t b = boot_step(comm, true);
+    if (b != ncclSuccess) return b == ncclInProgress ? ncclInternalError : b;
+  }
+  if (atomic_load(&comm->state) == SIM_COMM_FAILED && !comm->init_rv) return settled(comm); /* failed in its boot */
   sim_rv_lock(&table);
   sim_rv *rv = comm->init_rv;
   sim_rv_unlock(&table);
@@ -261,6 +361,10 @@ typedef struct {
 } init_job;
 
 static ncclResult_t init_job_run(sim_group_job *job) { return wait_init(((init_job *)job)->comm); }
+static void init_job_prepare(sim_group_job *job) {
+  ncclComm_t comm = ((init_job *)job)->comm;
+  if (comm->boot) boot_step(comm, true);
+}
 static void init_job_free(sim_group_job *job) { sim_free(job); }
 
 /* The common path of every ncclCommInitRank* call. */
@@ -290,10 +394,31 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
              op);
     return ncclInvalidArgument;
   }
-  if (!sim_id_reachable(id, op)) return ncclInvalidUsage;
+  sim_net_addr root;
+  uint64_t secret;
+  bool net = id_root(id, &root, &secret);
+  if (!net && !sim_id_reachable(id, op)) return ncclInvalidUsage;
+  if (net && nranks > (1 << 20)) {
+    SIM_WARN(SIM_INIT, "%s: nranks is %d; ncclsim's communicators across hosts hold at most %d ranks", op, nranks,
+             1 << 20);
+    return ncclInvalidArgument;
+  }
   SIM_CHECK(sim_config_check(config, op));
   ncclComm_t comm = sim_comm_alloc(nranks, rank, sim_current_device(), config);
   if (!comm) return ncclSystemError;
+  if (net) {
+    char why[512];
+    ncclResult_t res = sim_net_join(&root, secret, key, nranks, rank, &comm->boot, why, sizeof why);
+    if (res != ncclSuccess) {
+      SIM_WARN(SIM_INIT, "%s: rank %d: %s", op, rank, why);
+      sim_comm_free(comm);
+      return res;
+    }
+    comm->boot_key = key;
+    /* A second past the root's own deadline, whose answer names the ranks
+     * that never came. */
+    comm->boot_deadline = sim_now_ns() + sim_timeout_ns() + 1000000000ull;
+  }
   return sim_init_join(comm, key, out);
 }
 
@@ -306,7 +431,8 @@ ncclResult_t sim_init_join(ncclComm_t comm, uint64_t key, ncclComm_t *out) {
     sim_comm_free(comm);
     return ncclSystemError;
   }
-  ncclResult_t res = post(comm, key);
+  /* With a bootstrap, the post waits for the root's answer (boot_step). */
+  ncclResult_t res = comm->boot ? ncclSuccess : post(comm, key, comm->nranks);
   if (res != ncclSuccess) {
     sim_free(job);
     sim_comm_free(comm);
@@ -318,6 +444,7 @@ ncclResult_t sim_init_join(ncclComm_t comm, uint64_t key, ncclComm_t *out) {
     job->job.comm = comm;
     job->job.run = init_job_run;
     job->job.release = init_job_free;
+    job->job.prepare = init_job_prepare;
     job->comm = comm;
     return sim_group_add_job(&job->job);
   }
@@ -373,14 +500,11 @@ SIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *
         return ncclInvalidUsage;
       }
   }
-  ncclUniqueId id;
-  uint64_t key = 0;
-  ncclGetUniqueId(&id);
-  id_key(&id, &key);
+  uint64_t key = sim_unique_key();
   int i;
   for (i = 0; i < ndev; i++)
     if (!(comms[i] = sim_comm_alloc(ndev, i, devlist ? devlist[i] : i, NULL))) break;
-  ncclResult_t res = i < ndev ? ncclSystemError : sim_clique_create(comms, ndev, key);
+  ncclResult_t res = i < ndev ? ncclSystemError : sim_clique_create(comms, ndev, key, NULL);
   if (res != ncclSuccess) {
     while (--i >= 0) {
       sim_comm_free(comms[i]);

@@ -125,11 +125,8 @@ static ncclResult_t build(sim_rv *rv, void *arg) {
       atomic_store(&members[k]->driver, atomic_load(&parent->driver)); /* not the completer's thread */
       atomic_store(&members[k]->driver_tid, atomic_load(&parent->driver_tid));
     }
-    ncclUniqueId id;
-    ncclGetUniqueId(&id);
-    uint64_t key;
-    memcpy(&key, id.internal + 16, sizeof key);
-    res = k < m ? ncclSystemError : sim_clique_create(members, m, key);
+    uint64_t key = sim_unique_key();
+    res = k < m ? ncclSystemError : sim_clique_create(members, m, key, NULL);
     if (res != ncclSuccess) {
       while (--k >= 0) sim_comm_free(members[k]);
       break;

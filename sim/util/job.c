@@ -50,7 +50,7 @@ typedef struct {
 #define HELLO_MAGIC 0x4e43534d4a4f4231ull /* "NCSMJOB1" */
 
 /* The launcher's name for this job, or NULL when there is none. */
-static const char *job_name(char *buf, size_t len) {
+static const char *launcher_job(char *buf, size_t len) {
   const char *v;
   if ((v = getenv("NCCLSIM_JOB")) && *v) return v;
   if ((v = getenv("PMIX_NAMESPACE")) && *v) return v;
@@ -63,13 +63,25 @@ static const char *job_name(char *buf, size_t len) {
   return NULL;
 }
 
+/* The job's name, and the simulated host's (NCCLSIM_HOST_ID): processes
+ * of one job that play different hosts share nothing (sim/net/net.h). */
+static const char *job_name(char *buf, size_t len) {
+  char base[128];
+  const char *job = launcher_job(base, sizeof base);
+  const char *host = getenv("NCCLSIM_HOST_ID");
+  if (!job) return NULL;
+  if (!host || !*host || !strcmp(host, "auto")) snprintf(buf, len, "%s", job);
+  else snprintf(buf, len, "%.100s@%.60s", job, host);
+  return buf;
+}
+
 static bool processes_off(void) {
   const char *v = getenv("NCCLSIM_PROCESSES");
   return v && !strcmp(v, "0");
 }
 
 bool sim_job_named(void) {
-  char buf[128];
+  char buf[192];
   return !processes_off() && job_name(buf, sizeof buf);
 }
 
@@ -146,7 +158,7 @@ static int receive(int sock, job_hello *hello) {
 }
 
 ncclResult_t sim_job_attach(size_t size, void (*init)(void *p, size_t size), void **out, bool *created) {
-  char buf[128];
+  char buf[192];
   const char *job = job_name(buf, sizeof buf);
   struct sockaddr_un a;
   socklen_t alen;

@@ -108,13 +108,13 @@ static bool parse(sim_param_id id, const char *text, double *out) {
     *out = log_subsys_value(text);
     return true;
   }
-  /* File names (core/trace.c reads the text). */
-  if (id == SIM_P_TRACE || id == SIM_P_TRACE_DUMP) {
+  /* File, host and interface names (core/trace.c and sim/net read the text). */
+  if (id == SIM_P_TRACE || id == SIM_P_TRACE_DUMP || id == SIM_P_HOST_ID || id == SIM_P_SOCKET_IFNAME) {
     *out = 0;
     return true;
   }
   /* auto, 1 or 0 (util/shm.c reads the text). */
-  if (id == SIM_P_PROCESSES) {
+  if (id == SIM_P_PROCESSES || id == SIM_P_NET) {
     *out = !strcmp(text, "1");
     return !strcmp(text, "auto") || !strcmp(text, "0") || !strcmp(text, "1");
   }

@@ -1,0 +1,192 @@
+/*
+ * tests/hosts_rank.c — one process of tests/sim-hosts.sh: a few ranks of a
+ * communicator whose ranks are on several simulated hosts (NCCLSIM_HOST_ID).
+ *
+ *   hosts_rank MODE NRANKS FIRST COUNT IDFILE
+ *
+ * The process inits ranks FIRST..FIRST+COUNT-1 from one thread in a group.
+ * The process with rank 0 makes the unique id and writes IDFILE; the others
+ * wait for it. Exit status 0 when the mode's expectation holds, 1 when not
+ * (a line on stderr says what), 2 on bad arguments.
+ *
+ * MODE:
+ *   ring     every rank sends to rank+1 and receives from rank-1, 8 bytes,
+ *            then 6 MiB and 0 bytes, checking every byte; an allreduce is
+ *            refused at once (not built across hosts); destroy.
+ *   badkey   the id's key (its last 8 bytes) is changed before init: init
+ *            fails with ncclInvalidUsage, and the last error names the key.
+ *   missing  init is expected to fail with ncclTimeout (run with too few
+ *            processes and a short NCCLSIM_TIMEOUT).
+ *   die      after init, ranks on host "h1" exit at once; the others'
+ *            receive from them fails within NCCLSIM_TIMEOUT.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+enum { MAXR = 8 };
+
+static int fail(const char *what, ncclResult_t r) {
+  fprintf(stderr, "hosts_rank: %s: %s (%d); last error: %s\n", what, ncclGetErrorString(r), (int)r,
+          ncclGetLastError(NULL));
+  return 1;
+}
+
+static int read_id(const char *path, ncclUniqueId *id) {
+  for (int i = 0; i < 3000; i++) { /* 30 s */
+    FILE *f = fopen(path, "rb");
+    if (f) {
+      size_t n = fread(id, 1, sizeof *id, f);
+      fclose(f);
+      if (n == sizeof *id) return 0;
+    }
+    usleep(10000);
+  }
+  return -1;
+}
+
+static int write_id(const char *path, const ncclUniqueId *id) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "wb");
+  if (!f || fwrite(id, 1, sizeof *id, f) != sizeof *id || fclose(f) != 0) return -1;
+  return rename(tmp, path);
+}
+
+static unsigned char pattern(int sender, size_t i) { return (unsigned char)(sender * 31 + i * 7 + 1); }
+
+/* One ring step of `bytes` for every local rank, checked. */
+static int ring(ncclComm_t *comms, int first, int count, int nranks, size_t bytes) {
+  void *sb[MAXR], *rb[MAXR];
+  cudaStream_t s[MAXR];
+  for (int i = 0; i < count; i++) {
+    cudaSetDevice(i);
+    cudaStreamCreate(&s[i]);
+    cudaMalloc(&sb[i], bytes ? bytes : 1);
+    cudaMalloc(&rb[i], bytes ? bytes : 1);
+    unsigned char *h = malloc(bytes ? bytes : 1);
+    for (size_t k = 0; k < bytes; k++) h[k] = pattern(first + i, k);
+    cudaMemcpy(sb[i], h, bytes, cudaMemcpyHostToDevice);
+    cudaMemset(rb[i], 0, bytes ? bytes : 1);
+    free(h);
+  }
+  ncclResult_t r;
+  ncclGroupStart();
+  for (int i = 0; i < count; i++) {
+    int me = first + i;
+    if ((r = ncclSend(sb[i], bytes, ncclUint8, (me + 1) % nranks, comms[i], s[i])) != ncclSuccess) return fail("ncclSend", r);
+    if ((r = ncclRecv(rb[i], bytes, ncclUint8, (me - 1 + nranks) % nranks, comms[i], s[i])) != ncclSuccess)
+      return fail("ncclRecv", r);
+  }
+  if ((r = ncclGroupEnd()) != ncclSuccess) return fail("ncclGroupEnd", r);
+  int bad = 0;
+  for (int i = 0; i < count; i++) {
+    if (cudaStreamSynchronize(s[i]) != cudaSuccess) {
+      fprintf(stderr, "hosts_rank: rank %d: stream failed\n", first + i);
+      bad = 1;
+    }
+    ncclResult_t a;
+    ncclCommGetAsyncError(comms[i], &a);
+    if (a != ncclSuccess) bad = fail("async error after the ring", a);
+    unsigned char *h = malloc(bytes ? bytes : 1);
+    cudaMemcpy(h, rb[i], bytes, cudaMemcpyDeviceToHost);
+    int from = (first + i - 1 + nranks) % nranks;
+    for (size_t k = 0; k < bytes && !bad; k++)
+      if (h[k] != pattern(from, k)) {
+        fprintf(stderr, "hosts_rank: rank %d: byte %zu of %zu from rank %d is %u, want %u\n", first + i, k, bytes,
+                from, h[k], pattern(from, k));
+        bad = 1;
+      }
+    free(h);
+    cudaFree(sb[i]);
+    cudaFree(rb[i]);
+    cudaStreamDestroy(s[i]);
+  }
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 6) {
+    fprintf(stderr, "usage: hosts_rank ring|badkey|missing|die NRANKS FIRST COUNT IDFILE\n");
+    return 2;
+  }
+  const char *mode = argv[1];
+  int nranks = atoi(argv[2]), first = atoi(argv[3]), count = atoi(argv[4]);
+  if (nranks < 1 || first < 0 || count < 1 || count > MAXR || first + count > nranks) return 2;
+  ncclUniqueId id;
+  ncclResult_t r;
+  if (first == 0) {
+    if ((r = ncclGetUniqueId(&id)) != ncclSuccess) return fail("ncclGetUniqueId", r);
+    if (write_id(argv[5], &id) != 0) return fail("write the id file", ncclSystemError);
+  } else if (read_id(argv[5], &id) != 0) {
+    fprintf(stderr, "hosts_rank: no id in %s\n", argv[5]);
+    return 1;
+  }
+  if (!strcmp(mode, "badkey")) id.internal[sizeof id.internal - 1] ^= 0x5a;
+  ncclComm_t comms[MAXR] = {0};
+  ncclGroupStart();
+  for (int i = 0; i < count; i++) {
+    cudaSetDevice(i);
+    r = ncclCommInitRank(&comms[i], nranks, id, first + i);
+    if (r != ncclSuccess) break;
+  }
+  ncclResult_t g = ncclGroupEnd();
+  if (r == ncclSuccess) r = g;
+  if (r != ncclSuccess) { /* a failed init still returns its comm: abort frees it */
+    char last[1024];
+    snprintf(last, sizeof last, "%s", ncclGetLastError(NULL));
+    for (int i = 0; i < count; i++)
+      if (comms[i]) ncclCommAbort(comms[i]);
+    fprintf(stderr, "hosts_rank: rank %d: init failed as %s: %s\n", first, ncclGetErrorString(r), last);
+    if (!strcmp(mode, "badkey"))
+      return r == ncclInvalidUsage && strstr(last, "key") ? 0 : fail("badkey: init did not fail with ncclInvalidUsage naming the key", r);
+    if (!strcmp(mode, "missing"))
+      return r == ncclTimeout && strstr(last, "rank") ? 0 : fail("missing: init did not fail with ncclTimeout naming a rank", r);
+    return fail("init", r);
+  }
+  if (!strcmp(mode, "badkey") || !strcmp(mode, "missing")) return fail("init succeeded", r);
+  int n;
+  ncclCommCount(comms[0], &n);
+  if (n != nranks) return fail("ncclCommCount", ncclInternalError);
+  if (!strcmp(mode, "die")) {
+    const char *host = getenv("NCCLSIM_HOST_ID");
+    if (host && !strcmp(host, "h1")) _exit(0);
+    /* Receive from the previous rank, which is on h1 for first == 2 of 4. */
+    void *buf;
+    cudaStream_t s;
+    cudaSetDevice(0);
+    cudaMalloc(&buf, 64);
+    cudaStreamCreate(&s);
+    if ((r = ncclRecv(buf, 64, ncclUint8, (first - 1 + nranks) % nranks, comms[0], s)) != ncclSuccess)
+      return fail("die: ncclRecv", r);
+    time_t t0 = time(NULL);
+    cudaError_t e = cudaStreamSynchronize(s);
+    ncclResult_t a;
+    ncclCommGetAsyncError(comms[0], &a);
+    if (e == cudaSuccess && a == ncclSuccess) return fail("die: the receive from a dead host succeeded", a);
+    fprintf(stderr, "hosts_rank: rank %d: the receive from the dead host ended after %ld s: %s\n", first,
+            (long)(time(NULL) - t0), ncclGetErrorString(a));
+    for (int i = 0; i < count; i++) ncclCommAbort(comms[i]);
+    return 0;
+  }
+  int bad = ring(comms, first, count, nranks, 8) || ring(comms, first, count, nranks, 6u << 20) ||
+            ring(comms, first, count, nranks, 0);
+  if (!bad) {
+    void *buf;
+    cudaMalloc(&buf, 16);
+    r = ncclAllReduce(buf, buf, 4, ncclFloat32, ncclSum, comms[0], NULL);
+    if (r != ncclInvalidUsage) bad = fail("an allreduce across hosts was not refused", r);
+    else if (!strstr(ncclGetLastError(NULL), "hosts")) bad = fail("the allreduce's refusal names no hosts", r);
+    cudaFree(buf);
+  }
+  for (int i = 0; i < count; i++)
+    if ((r = ncclCommDestroy(comms[i])) != ncclSuccess) bad = fail("ncclCommDestroy", r);
+  return bad;
+}
