@@ -46,6 +46,9 @@ static inline bench_spread bench_stats(const double *v, int n) {
   return r;
 }
 
+/* printf format and arguments of a spread: "k=MED k_min=MIN k_max=MAX". */
+#define MMM(k, s, fmt) k "=" fmt " " k "_min=" fmt " " k "_max=" fmt, (s).med, (s).min, (s).max
+
 /* The 1-, 5- and 15-minute load averages, as "a/b/c", into buf. */
 static inline const char *bench_loadavg(char *buf, size_t len) {
   double l[3] = {-1, -1, -1};

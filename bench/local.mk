@@ -26,6 +26,13 @@ bench_procs_bw_SOURCES = bench/procs_bw.c
 bench_procs_bw_LDADD = $(BACKEND_LIBS) -lpthread
 endif
 
+# Ranks on two simulated hosts, through UCX (sim/net): bench/hosts-vs-ucx.sh.
+if HAVE_UCX
+BENCH_PROGRAMS += bench/hosts_bw
+endif
+bench_hosts_bw_SOURCES = bench/hosts_bw.c
+bench_hosts_bw_LDADD = $(BACKEND_LIBS) -lpthread
+
 # The Open MPI peer of procs_bw (configure --with-mpi): mpirun -np 2 / -np 4.
 if HAVE_MPI
 BENCH_PROGRAMS += bench/mpi_peer
@@ -34,4 +41,4 @@ bench_mpi_peer_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 bench_mpi_peer_LDADD = $(MPI_LIBS)
 endif
 # sh bench/procs-vs-mpi.sh: procs_bw against mpi_peer, rounds back to back.
-EXTRA_DIST += bench/procs-vs-mpi.sh bench/trace-cost.sh bench/latency-vs-mpi.sh
+EXTRA_DIST += bench/procs-vs-mpi.sh bench/trace-cost.sh bench/latency-vs-mpi.sh bench/hosts-vs-ucx.sh

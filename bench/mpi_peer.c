@@ -45,7 +45,6 @@ static int rank, size;
 
 static int clampi(size_t v, int lo, int hi) { return v < (size_t)lo ? lo : v > (size_t)hi ? hi : (int)v; }
 
-#define MMM(k, s, fmt) k "=" fmt " " k "_min=" fmt " " k "_max=" fmt, (s).med, (s).min, (s).max
 
 int main(int argc, char **argv) {
   size_t bytes = (size_t)64 << 20;

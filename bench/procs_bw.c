@@ -607,7 +607,6 @@ int main(int argc, char **argv) {
     for (int i_ = 0; i_ < repeats; i_++) v[i_] = (expr); \
     out = bench_stats(v, repeats);                      \
   } while (0)
-#define MMM(k, s, fmt) k "=" fmt " " k "_min=" fmt " " k "_max=" fmt, (s).med, (s).min, (s).max
   double t_start = bench_now();
 
   /* a. send/recv vs memcpy */

@@ -253,7 +253,6 @@ static double bare(void) {
   return (bench_now() - t0) / (2.0 * iters);
 }
 
-#define MMM(k, s, fmt) k "=" fmt " " k "_min=" fmt " " k "_max=" fmt, (s).med, (s).min, (s).max
 
 int main(int argc, char **argv) {
   if (argc > 1) iters = atoi(argv[1]);

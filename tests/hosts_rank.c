@@ -13,14 +13,17 @@
  *   ring     every rank sends to rank+1 and receives from rank-1, 8 bytes,
  *            then 6 MiB and 0 bytes, checking every byte; an allreduce is
  *            refused at once (not built across hosts); destroy.
- *   badkey   the id's key (its last 8 bytes) is changed before init: init
- *            fails with ncclInvalidUsage, and the last error names the key.
+ *   badkey   the id's key (its last 8 bytes) is changed before init, except
+ *            in rank 0's process: the root refuses the others
+ *            (ncclInvalidUsage, the last error names the key), and rank 0's
+ *            init times out for want of them.
  *   missing  init is expected to fail with ncclTimeout (run with too few
  *            processes and a short NCCLSIM_TIMEOUT).
  *   die      after init, ranks on host "h1" exit at once; the others'
  *            receive from them fails within NCCLSIM_TIMEOUT.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#include <nccl_device.h>
 
 enum { MAXR = 8 };
 
@@ -129,7 +133,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "hosts_rank: no id in %s\n", argv[5]);
     return 1;
   }
-  if (!strcmp(mode, "badkey")) id.internal[sizeof id.internal - 1] ^= 0x5a;
+  /* The root's own process keeps the right key (it must outlive the
+   * others' refusals): its init then times out waiting for them. */
+  bool badkey = !strcmp(mode, "badkey") && first != 0;
+  if (badkey) id.internal[sizeof id.internal - 1] ^= 0x5a;
   ncclComm_t comms[MAXR] = {0};
   ncclGroupStart();
   for (int i = 0; i < count; i++) {
@@ -145,9 +152,9 @@ int main(int argc, char **argv) {
     for (int i = 0; i < count; i++)
       if (comms[i]) ncclCommAbort(comms[i]);
     fprintf(stderr, "hosts_rank: rank %d: init failed as %s: %s\n", first, ncclGetErrorString(r), last);
-    if (!strcmp(mode, "badkey"))
+    if (badkey)
       return r == ncclInvalidUsage && strstr(last, "key") ? 0 : fail("badkey: init did not fail with ncclInvalidUsage naming the key", r);
-    if (!strcmp(mode, "missing"))
+    if (!strcmp(mode, "missing") || !strcmp(mode, "badkey"))
       return r == ncclTimeout && strstr(last, "rank") ? 0 : fail("missing: init did not fail with ncclTimeout naming a rank", r);
     return fail("init", r);
   }
@@ -155,6 +162,20 @@ int main(int argc, char **argv) {
   int n;
   ncclCommCount(comms[0], &n);
   if (n != nranks) return fail("ncclCommCount", ncclInternalError);
+  /* The LSA team is the host: HOSTS (from the environment) teams of
+   * nranks/HOSTS ranks. */
+  const char *hv = getenv("HOSTS_RANK_HOSTS");
+  if (hv) {
+    ncclCommProperties_t props = NCCL_COMM_PROPERTIES_INITIALIZER;
+    if ((r = ncclCommQueryProperties(comms[0], &props)) != ncclSuccess) return fail("ncclCommQueryProperties", r);
+    ncclTeam_t lsa = ncclTeamLsa(comms[0]);
+    int hosts = atoi(hv);
+    if (props.nLsaTeams != hosts || lsa.nRanks != nranks / hosts || lsa.rank != first % (nranks / hosts)) {
+      fprintf(stderr, "hosts_rank: rank %d: nLsaTeams %d (want %d), LSA team of %d (want %d), LSA rank %d (want %d)\n",
+              first, props.nLsaTeams, hosts, lsa.nRanks, nranks / hosts, lsa.rank, first % (nranks / hosts));
+      return 1;
+    }
+  }
   if (!strcmp(mode, "die")) {
     const char *host = getenv("NCCLSIM_HOST_ID");
     if (host && !strcmp(host, "h1")) _exit(0);

@@ -3,9 +3,11 @@
 # share no memory and reach each other through UCX over TCP (sim/net).
 # tests/hosts_rank is the rank program. Each case starts its processes with
 # one id file, waits for all of them, and fails if any fails:
-#   ring     2 hosts x 2 processes x 2 ranks: send/recv around the ring
-#            (8 B, 6 MiB, 0 B, every byte checked); an allreduce is refused
-#   badkey   the id's key changed: the root refuses every rank
+#   ring     2 hosts x 2 processes x 2 ranks: the LSA teams are the hosts;
+#            send/recv around the ring (8 B, 6 MiB, 0 B, every byte
+#            checked); an allreduce is refused
+#   badkey   the id's key changed in rank 1's process: the root refuses it,
+#            and rank 0 times out
 #   missing  3 ranks, 2 started: init ends with ncclTimeout, naming rank 2
 #   die      host h1 exits after init; h0's receive from it fails by
 #            NCCLSIM_TIMEOUT instead of hanging
@@ -42,8 +44,8 @@ run_case() {
   fi
 }
 
-run_case ring ring 8 30 "h0 0 2" "h0 2 2" "h1 4 2" "h1 6 2"
-run_case badkey badkey 2 30 "h0 0 1" "h1 1 1"
+HOSTS_RANK_HOSTS=2 run_case ring ring 8 30 "h0 0 2" "h0 2 2" "h1 4 2" "h1 6 2"
+run_case badkey badkey 2 3 "h0 0 1" "h1 1 1"
 run_case missing missing 3 2 "h0 0 1" "h1 1 1"
 grep -q "rank(s) \[2\]" "$dir"/missing.*.log || { echo "FAIL: missing: no log names rank 2"; cat "$dir"/missing.*.log; fails=$((fails + 1)); }
 run_case die die 4 3 "h0 0 2" "h1 2 2"

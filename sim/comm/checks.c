@@ -92,9 +92,11 @@ static ncclResult_t check_state(ncclComm_t comm, const char *op, unsigned allowe
  * left to wait out NCCLSIM_TIMEOUT for ranks that cannot arrive. */
 static ncclResult_t check_hosts(ncclComm_t comm, const char *op) {
   if (!comm->clique || !comm->clique->net) return ncclSuccess;
-  if (!strcmp(op, "ncclSend") || !strcmp(op, "ncclRecv") || !strcmp(op, "ncclCommFinalize")) return ncclSuccess;
+  if (!strcmp(op, "ncclSend") || !strcmp(op, "ncclRecv") || !strcmp(op, "ncclCommFinalize") ||
+      !strcmp(op, "ncclCommQueryProperties") || !strncmp(op, "ncclTeam", 8))
+    return ncclSuccess; /* the queries report the hosts as LSA teams */
   SIM_WARN(SIM_INIT, "%s: rank %d's communicator spans %d hosts, and ncclsim does not yet run %s across hosts: "
-           "ncclSend and ncclRecv only (docs/ncclsim.md, \"Ranks on other hosts\")", op, comm->rank,
+           "ncclSend, ncclRecv and the queries only (docs/ncclsim.md, \"Ranks on other hosts\")", op, comm->rank,
            comm->clique->net->nhosts, op);
   return ncclInvalidUsage;
 }

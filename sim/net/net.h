@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "nccl.h"
@@ -108,17 +109,21 @@ typedef struct sim_ucx_op {
   int status;    /* ucs_status_t once ended */
   size_t length; /* a receive's bytes, once ended */
   bool recv;
+  _Atomic int done; /* set by UCX's completion callback (any progressing thread) */
 } sim_ucx_op;
 /* A tagged send to `peer`'s process, or a receive of one. ncclSystemError
  * (with a WARN) if UCX refuses it at once. */
 ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes,
                           sim_ucx_op *op);
 ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op);
-/* Progresses the worker; ncclInProgress, or the operation's end:
+/* Progresses the worker (*progressed, may be NULL: whether anything
+ * happened); ncclInProgress, or the operation's end:
  * ncclSuccess (a receive's bytes in op->length), ncclInvalidUsage for a
  * message longer than the buffer, ncclRemoteError for a peer that is gone,
  * ncclSystemError for another UCX failure (op->status tells). */
-ncclResult_t sim_ucx_test(sim_ucx_op *op);
+ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed);
+/* Sleeps until the worker has an event, or max_ms. */
+void sim_ucx_sleep(int max_ms);
 /* Gives up an operation that has not ended (a timeout, a cancel): a
  * receive is cancelled, a send is left to UCX, which frees it once done. */
 void sim_ucx_cancel(sim_ucx_op *op);

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,8 @@ static struct {
   size_t addr_len;
   struct ep_rec { uint64_t group; int pid; ucp_ep_h ep; } *eps;
   int neps, cap;
-} ux = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  int efd; /* the worker's event descriptor; -1: none */
+} ux = {.lock = PTHREAD_MUTEX_INITIALIZER, .efd = -1};
 
 /* Simulated hosts talk over TCP unless the user chose (UCX_TLS is read at
  * ucp_config_read; UCX's global options are read when it loads, too early
@@ -63,6 +65,7 @@ static void teardown(void) {
     ux.neps = ux.cap = 0;
     ucp_worker_destroy(ux.worker);
     ucp_cleanup(ux.ctx);
+    ux.efd = -1;
     free(ux.addr);
     ux.addr = NULL;
     ux.ready = false;
@@ -76,6 +79,7 @@ static void atfork_child(void) {
   ux.ready = false;
   ux.eps = NULL;
   ux.neps = ux.cap = 0;
+  ux.efd = -1;
 }
 
 ncclResult_t sim_ucx_init(const void **addr, size_t *len, char *why, size_t why_len) {
@@ -92,7 +96,7 @@ ncclResult_t sim_ucx_init(const void **addr, size_t *len, char *why, size_t why_
     defaults();
     ucp_config_t *cfg = NULL;
     ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-                      .features = UCP_FEATURE_TAG,
+                      .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
                       .mt_workers_shared = 1};
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE, .thread_mode = UCS_THREAD_MODE_MULTI};
     if ((st = ucp_config_read(NULL, NULL, &cfg)) != UCS_OK) step = "ucp_config_read";
@@ -104,6 +108,7 @@ ncclResult_t sim_ucx_init(const void **addr, size_t *len, char *why, size_t why_
       step = "ucp_worker_get_address";
     if (!step && !(ux.addr = malloc(ux.addr_len))) st = UCS_ERR_NO_MEMORY, step = "malloc";
     if (ux.addr) memcpy(ux.addr, a, ux.addr_len);
+    if (!step && ucp_worker_get_efd(ux.worker, &ux.efd) != UCS_OK) ux.efd = -1; /* then waits poll only */
     if (a) ucp_worker_release_address(ux.worker, a);
     if (step) {
       if (ux.worker) ucp_worker_destroy(ux.worker);
@@ -165,37 +170,64 @@ static ucp_ep_h ep_of(const sim_net_map *m, int peer) {
   return ep;
 }
 
+/* Completions come as callbacks, from whichever thread progresses the
+ * worker; every operation gets a request (no immediate completion), so that
+ * one path reads its status and length. */
+static void send_done(void *req, ucs_status_t st, void *arg) {
+  (void)req;
+  sim_ucx_op *op = arg;
+  op->status = st;
+  atomic_store_explicit(&op->done, 1, memory_order_release);
+}
+
+static void recv_done(void *req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *arg) {
+  (void)req;
+  sim_ucx_op *op = arg;
+  op->status = st;
+  op->length = info ? info->length : 0;
+  atomic_store_explicit(&op->done, 1, memory_order_release);
+}
+
 static ncclResult_t started(sim_ucx_op *op, ucs_status_ptr_t r, bool recv) {
   op->recv = recv;
-  if (UCS_PTR_IS_ERR(r)) {
+  if (UCS_PTR_IS_ERR(r) || !r) {
     op->req = NULL;
-    op->status = UCS_PTR_STATUS(r);
+    op->status = r ? UCS_PTR_STATUS(r) : UCS_ERR_NO_PROGRESS;
+    atomic_store(&op->done, 1);
     SIM_WARN(SIM_P2P, "UCX: tagged %s refused: %s", recv ? "receive" : "send", ucs_status_string(op->status));
     return ncclSystemError;
   }
   op->req = r;
-  op->status = r ? UCS_INPROGRESS : UCS_OK;
   return ncclSuccess;
 }
 
 ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes,
                           sim_ucx_op *op) {
+  atomic_store(&op->done, 0);
+  op->status = UCS_INPROGRESS;
   ucp_ep_h ep = ep_of(m, peer);
   if (!ep) {
     op->req = NULL;
     op->status = UCS_ERR_UNREACHABLE;
+    atomic_store(&op->done, 1);
     return ncclSystemError;
   }
-  ucp_request_param_t p = {.op_attr_mask = 0};
+  ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                                           UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+                           .cb.send = send_done,
+                           .user_data = op};
   return started(op, ucp_tag_send_nbx(ep, buf, bytes, tag, &p), false);
 }
 
 ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op) {
-  ucp_tag_recv_info_t info = {0};
-  ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO, .recv_info.tag_info = &info};
-  ncclResult_t res = started(op, ucp_tag_recv_nbx(ux.worker, buf, bytes, tag, UINT64_MAX, &p), true);
-  op->length = info.length; /* if it ended at once */
-  return res;
+  atomic_store(&op->done, 0);
+  op->status = UCS_INPROGRESS;
+  op->length = 0;
+  ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                                           UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+                           .cb.recv = recv_done,
+                           .user_data = op};
+  return started(op, ucp_tag_recv_nbx(ux.worker, buf, bytes, tag, UINT64_MAX, &p), true);
 }
 
 static ncclResult_t ended(sim_ucx_op *op) {
@@ -210,36 +242,48 @@ static ncclResult_t ended(sim_ucx_op *op) {
   }
 }
 
-ncclResult_t sim_ucx_test(sim_ucx_op *op) {
+ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed) {
   if (!op->req) return ended(op);
-  ucp_worker_progress(ux.worker);
-  ucs_status_t st;
-  if (op->recv) {
-    ucp_tag_recv_info_t info;
-    st = ucp_tag_recv_request_test(op->req, &info);
-    if (st != UCS_INPROGRESS) op->length = info.length;
-  } else {
-    st = ucp_request_check_status(op->req);
+  if (!atomic_load_explicit(&op->done, memory_order_acquire)) {
+    unsigned n = ucp_worker_progress(ux.worker);
+    if (progressed) *progressed = n > 0;
+    if (!atomic_load_explicit(&op->done, memory_order_acquire)) return ncclInProgress;
   }
-  if (st == UCS_INPROGRESS) return ncclInProgress;
   ucp_request_free(op->req);
   op->req = NULL;
-  op->status = st;
   return ended(op);
 }
 
+/* A receive is cancelled and waited for (its buffer is the caller's); a
+ * send is left to UCX, which frees its request once it ends. Either way the
+ * callback must no longer find op: user data goes with the request. */
 void sim_ucx_cancel(sim_ucx_op *op) {
   if (!op->req) return;
   if (op->recv) {
     ucp_request_cancel(ux.worker, op->req);
-    while (ucp_request_check_status(op->req) == UCS_INPROGRESS) ucp_worker_progress(ux.worker);
+    while (!atomic_load_explicit(&op->done, memory_order_acquire)) ucp_worker_progress(ux.worker);
+    ucp_request_free(op->req);
+  } else {
+    /* The send may still complete later and call send_done with op, which
+     * the caller is about to free: wait for it, bounded by the endpoint's
+     * own error handling (a dead peer fails it). */
+    while (!atomic_load_explicit(&op->done, memory_order_acquire)) ucp_worker_progress(ux.worker);
+    ucp_request_free(op->req);
   }
-  ucp_request_free(op->req);
   op->req = NULL;
   op->status = UCS_ERR_CANCELED;
 }
 
 const char *sim_ucx_status_text(const sim_ucx_op *op) { return ucs_status_string((ucs_status_t)op->status); }
+
+void sim_ucx_sleep(int max_ms) {
+  /* Armed, the worker's descriptor wakes us at the next event; BUSY: there
+   * is work now. Several waiting threads may arm it: a spurious wake only
+   * costs a progress call. */
+  if (ux.efd < 0 || ucp_worker_arm(ux.worker) != UCS_OK) return;
+  struct pollfd p = {ux.efd, POLLIN, 0};
+  (void)poll(&p, 1, max_ms);
+}
 
 #else /* !HAVE_UCX */
 
@@ -259,7 +303,8 @@ ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op)
   (void)tag, (void)buf, (void)bytes, (void)op;
   return ncclInvalidUsage;
 }
-ncclResult_t sim_ucx_test(sim_ucx_op *op) { (void)op; return ncclInvalidUsage; }
+ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed) { (void)op, (void)progressed; return ncclInvalidUsage; }
+void sim_ucx_sleep(int max_ms) { (void)max_ms; }
 void sim_ucx_cancel(sim_ucx_op *op) { (void)op; }
 const char *sim_ucx_status_text(const sim_ucx_op *op) { (void)op; return "no UCX"; }
 

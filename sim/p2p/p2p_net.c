@@ -10,9 +10,7 @@
  * NCCL, where a mismatch corrupts or hangs).
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "config.h"
 #include "../sim.h"
@@ -50,20 +48,24 @@ static ncclResult_t net_wait(sim_task *base, sim_due *due) {
   net_task *t = (net_task *)base;
   ncclComm_t comm = base->comm;
   ncclResult_t res;
-  for (unsigned spin = 0; (res = sim_ucx_test(&t->op)) == ncclInProgress; spin++) {
+  bool moved = false;
+  /* Progress while bytes move; once nothing has moved for a while, sleep
+   * on the worker's events (at most 1 ms, for the cancel and deadline). */
+  for (unsigned idle = 0; (res = sim_ucx_test(&t->op, &moved)) == ncclInProgress; idle = moved ? 0 : idle + 1) {
     if (atomic_load(sim_comm_cancel(comm))) {
       sim_ucx_cancel(&t->op);
       return ncclRemoteError;
     }
-    if (spin < 256) continue;
-    if ((spin & 255) == 0 && sim_now_ns() >= sim_due_ns(due)) {
+    if (idle < (1u << 16)) continue;
+    if (sim_now_ns() >= sim_due_ns(due)) {
       sim_ucx_cancel(&t->op);
       return ncclTimeout;
     }
-    if (spin < 4096) sched_yield();
-    else nanosleep(&(struct timespec){0, 20000}, NULL);
+    sim_ucx_sleep(1);
   }
   size_t want = t->count * sim_dtype_size(t->dt);
+  SIM_TRACE(SIM_P2P, "rank %d %s rank %d over UCX: %s, %zu of %zu bytes", comm->rank, t->is_send ? "->" : "<-",
+            t->peer, sim_ucx_status_text(&t->op), t->is_send ? want : t->op.length, want);
   if (res == ncclSuccess && !t->is_send && t->op.length != want) res = ncclInvalidUsage;
   if (res == ncclInvalidUsage)
     return sim_comm_fail(comm, res,

@@ -1,0 +1,134 @@
+/*
+ * bench/hosts_bw.c — send/recv between two ranks on two simulated hosts
+ * (NCCLSIM_HOST_ID), whose bytes UCX moves (sim/net). One process per rank,
+ * started by bench/hosts-vs-ucx.sh, which compares the figures with UCX's
+ * own ucx_perftest and with Open MPI's TCP path on the same machine.
+ *
+ *  sendrecv  rank 0 ncclSend -> rank 1 ncclRecv of `bytes` (64 MiB), GB/s as
+ *            the receiver sees it (from a handshake to the last receive), as
+ *            bench/mpi_peer measures MPI_Send/MPI_Recv.
+ *  pingpong  8-byte ncclSend/ncclRecv ping-pong, half round trip in ns.
+ *
+ * Usage: hosts_bw RANK IDFILE [bytes [pingpong_iters [repeats]]]
+ *        (defaults 67108864 2000 5); rank 0 writes IDFILE, rank 1 reads it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#define BENCH_NAME "hosts_bw"
+#include "bench.h"
+
+#define NCHECK(call)                                                                        \
+  do {                                                                                      \
+    ncclResult_t r_ = (call);                                                               \
+    BENCH_CHECK(r_ == ncclSuccess, #call, ncclGetErrorString(r_));                         \
+  } while (0)
+
+static ncclComm_t comm;
+static cudaStream_t s;
+static int rank;
+
+/* Both ranks at the same point: an 8-byte exchange. */
+static void handshake(void *buf) {
+  NCHECK(ncclGroupStart());
+  NCHECK(ncclSend(buf, 8, ncclUint8, 1 - rank, comm, s));
+  NCHECK(ncclRecv((char *)buf + 8, 8, ncclUint8, 1 - rank, comm, s));
+  NCHECK(ncclGroupEnd());
+  BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: hosts_bw RANK IDFILE [bytes [pingpong_iters [repeats]]]\n");
+    return 2;
+  }
+  rank = atoi(argv[1]);
+  size_t bytes = argc > 3 ? strtoull(argv[3], NULL, 10) : 67108864;
+  int pp_iters = argc > 4 ? atoi(argv[4]) : 2000;
+  int repeats = argc > 5 ? atoi(argv[5]) : 5;
+  if ((rank != 0 && rank != 1) || bytes < 64 || pp_iters < 2 || repeats < 1 || repeats > 64) return 2;
+  ncclUniqueId id;
+  char tmp[4096];
+  if (rank == 0) {
+    NCHECK(ncclGetUniqueId(&id));
+    snprintf(tmp, sizeof tmp, "%s.tmp", argv[2]);
+    FILE *f = fopen(tmp, "wb");
+    BENCH_CHECK(f && fwrite(&id, sizeof id, 1, f) == 1 && fclose(f) == 0 && rename(tmp, argv[2]) == 0, "write id",
+                argv[2]);
+  } else {
+    int ok = 0;
+    for (int i = 0; i < 3000 && !ok; i++) {
+      FILE *f = fopen(argv[2], "rb");
+      if (f) ok = fread(&id, sizeof id, 1, f) == 1, fclose(f);
+      if (!ok) usleep(10000);
+    }
+    BENCH_CHECK(ok, "read id", argv[2]);
+  }
+  NCHECK(ncclCommInitRank(&comm, 2, id, rank));
+  BENCH_CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate", "");
+  char *buf;
+  void *dsmall;
+  BENCH_CHECK(cudaMalloc((void **)&buf, bytes) == cudaSuccess && cudaMalloc(&dsmall, 16) == cudaSuccess, "cudaMalloc",
+              "");
+  cudaMemset(buf, rank + 1, bytes);
+  char la[64];
+  double v[64];
+
+  int iters = ((size_t)1 << 30) / bytes < 4 ? 4 : ((size_t)1 << 30) / bytes > 1000 ? 1000 : (int)(((size_t)1 << 30) / bytes);
+  for (int rep = -1; rep < repeats; rep++) { /* rep -1: warm-up */
+    handshake(dsmall);
+    double t0 = bench_now();
+    for (int i = 0; i < (rep < 0 ? 1 : iters); i++) {
+      if (rank == 0) NCHECK(ncclSend(buf, bytes, ncclUint8, 1, comm, s));
+      else NCHECK(ncclRecv(buf, bytes, ncclUint8, 0, comm, s));
+    }
+    BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
+    if (rep >= 0) v[rep] = bytes / ((bench_now() - t0) / iters) / 1e9;
+  }
+  if (rank == 1) {
+    char first, last;
+    cudaMemcpy(&first, buf, 1, cudaMemcpyDeviceToHost);
+    cudaMemcpy(&last, buf + bytes - 1, 1, cudaMemcpyDeviceToHost);
+    BENCH_CHECK(first == 1 && last == 1, "ncclRecv", "the bytes received are not the sender's");
+    bench_spread x = bench_stats(v, repeats);
+    printf("bench=hosts_bw test=sendrecv hosts=2 bytes=%zu iters=%d repeats=%d ", bytes, iters, repeats);
+    printf(MMM("gbps", x, "%.3f"));
+    printf(" ucx_tls=%s loadavg=%s\n", getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", bench_loadavg(la, sizeof la));
+    fflush(stdout);
+  }
+
+  for (int rep = -1; rep < repeats; rep++) {
+    int m = rep < 0 ? 100 : pp_iters;
+    handshake(dsmall);
+    double t0 = 0;
+    for (int i = 0; i < m; i++) {
+      if (i == 1) t0 = bench_now();
+      if (rank == 0) {
+        NCHECK(ncclSend(dsmall, 8, ncclUint8, 1, comm, s));
+        NCHECK(ncclRecv(dsmall, 8, ncclUint8, 1, comm, s));
+      } else {
+        NCHECK(ncclRecv(dsmall, 8, ncclUint8, 0, comm, s));
+        NCHECK(ncclSend(dsmall, 8, ncclUint8, 0, comm, s));
+      }
+      BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
+    }
+    if (rep >= 0) v[rep] = (bench_now() - t0) / (2.0 * (m - 1)) * 1e9;
+  }
+  if (rank == 0) {
+    bench_spread x = bench_stats(v, repeats);
+    printf("bench=hosts_bw test=pingpong hosts=2 payload_bytes=8 iters=%d repeats=%d ", pp_iters, repeats);
+    printf(MMM("half_rtt_ns", x, "%.0f"));
+    printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
+    fflush(stdout);
+  }
+  cudaFree(buf);
+  cudaFree(dsmall);
+  cudaStreamDestroy(s);
+  NCHECK(ncclCommDestroy(comm));
+  return 0;
+}
