@@ -17,7 +17,7 @@ lib_LTLIBRARIES += sim/libncclsim.la
 noinst_LTLIBRARIES += sim/libncclsim_core.la
 endif
 sim_libncclsim_la_SOURCES =
-sim_libncclsim_la_LIBADD = sim/libncclsim_core.la $(JANSSON_LIBS) $(UCX_LIBS) -lpthread -lm
+sim_libncclsim_la_LIBADD = sim/libncclsim_core.la $(JANSSON_LIBS) -ldl -lpthread -lm
 sim_libncclsim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
 sim_libncclsim_core_la_SOURCES = \
 	sim/util/param.c sim/util/log.c sim/util/alloc.c sim/util/shm.c sim/util/job.c sim/util/wait.c sim/util/block.c \
@@ -35,7 +35,7 @@ sim_libncclsim_core_la_SOURCES = \
 	sim/transport_local.c
 sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include $(JANSSON_CFLAGS) $(UCX_CFLAGS)
 sim_libncclsim_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
-sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) $(UCX_LIBS) -lpthread -lm
+sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) -ldl -lpthread -lm
 
 # ncclsim-trace-merge: one timeline from the per-process files of a job
 # (NCCLSIM_TRACE with ranks as processes).

@@ -10,7 +10,7 @@ ncclsimlib_LTLIBRARIES = sim/dropin/libnccl.la sim/dropin/libcudart.la
 endif
 EXTRA_DIST += sim/dropin/nccl.map sim/dropin/cudart.map
 sim_dropin_libnccl_la_SOURCES =
-sim_dropin_libnccl_la_LIBADD = sim/libncclsim_core.la $(JANSSON_LIBS) $(UCX_LIBS) -lpthread -lm
+sim_dropin_libnccl_la_LIBADD = sim/libncclsim_core.la $(JANSSON_LIBS) -ldl -lpthread -lm
 # libtool's soname is lib<name>.so.<current - age>: 2:0:0 gives libnccl.so.2;
 # -shared: a static archive of a drop-in would serve no one.
 sim_dropin_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -shared -version-info 2:0:0 \

@@ -7,6 +7,12 @@
  * bootstrap carried, with peer error handling, so that a send to a process
  * that died ends with an error instead of waiting for ever.
  *
+ * UCX is loaded at the first use (dlopen of libucp.so.0), not linked: its
+ * memory hooks are configured when it loads, and ncclsim turns them off
+ * first (they would patch mmap and madvise under the sanitizers, and
+ * ncclsim's memory needs no registration); a process that never reaches
+ * another host never loads UCX at all.
+ *
  * With NCCLSIM_HOST_ID set, processes of one machine play separate hosts:
  * unless the user says otherwise (UCX_TLS), UCX then moves their bytes
  * over TCP, as between machines, and never through shared memory.
@@ -25,7 +31,45 @@
 #include "net.h"
 
 #if HAVE_UCX
+#include <dlfcn.h>
 #include <ucp/api/ucp.h>
+
+#define UCX_FUNCS(X)                                                                                  \
+  X(ucp_config_read) X(ucp_config_release) X(ucp_init_version) X(ucp_cleanup) X(ucp_get_version_string) \
+  X(ucp_worker_create) X(ucp_worker_destroy) X(ucp_worker_get_address) X(ucp_worker_release_address)    \
+  X(ucp_worker_get_efd) X(ucp_worker_arm) X(ucp_worker_progress) X(ucp_ep_create) X(ucp_ep_close_nbx)   \
+  X(ucp_tag_send_nbx) X(ucp_tag_recv_nbx) X(ucp_request_check_status) X(ucp_request_free)              \
+  X(ucp_request_cancel) X(ucs_status_string)
+static struct {
+#define UCX_FN(f) __typeof__(f) *f;
+  UCX_FUNCS(UCX_FN)
+#undef UCX_FN
+} fn;
+
+/* Loads UCX and finds every function; the reason in why if not. */
+static bool ucx_load(char *why, size_t why_len) {
+  /* UCX reads these when it loads; the user's own settings win. ncclsim's
+   * memory is host memory: no memory hooks, memory-type cache or
+   * registration cache. Simulated hosts talk over TCP, as machines do. */
+  setenv("UCX_MEM_MMAP_HOOK_MODE", "none", 0);
+  setenv("UCX_MEM_MALLOC_HOOKS", "no", 0);
+  setenv("UCX_MEMTYPE_CACHE", "n", 0);
+  setenv("UCX_RCACHE_ENABLE", "n", 0);
+  if (strcmp(sim_param_text(SIM_P_HOST_ID), "auto") != 0) setenv("UCX_TLS", "tcp,self", 0);
+  void *h = dlopen("libucp.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(why, why_len, "cannot load UCX (libucp.so.0), which moves bytes between hosts: %s", dlerror());
+    return false;
+  }
+#define UCX_SYM(f)                                                                        \
+  if (!(*(void **)&fn.f = dlsym(h, #f))) {                                                \
+    snprintf(why, why_len, "UCX (libucp.so.0) has no %s: a UCX older than ncclsim's", #f); \
+    return false;                                                                         \
+  }
+  UCX_FUNCS(UCX_SYM)
+#undef UCX_SYM
+  return true;
+}
 
 static struct {
   pthread_mutex_t lock;
@@ -39,12 +83,6 @@ static struct {
   int efd; /* the worker's event descriptor; -1: none */
 } ux = {.lock = PTHREAD_MUTEX_INITIALIZER, .efd = -1};
 
-/* Simulated hosts talk over TCP unless the user chose (UCX_TLS is read at
- * ucp_config_read; UCX's global options are read when it loads, too early
- * for anything set here). */
-static void defaults(void) {
-  if (strcmp(sim_param_text(SIM_P_HOST_ID), "auto") != 0) setenv("UCX_TLS", "tcp,self", 0);
-}
 
 /* At exit, once no communicator across hosts is left: the endpoints, the
  * worker and the context go (a communicator still alive keeps them: its
@@ -54,17 +92,17 @@ static void teardown(void) {
   if (ux.ready && !sim_net_comms_here()) {
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
     for (int i = 0; i < ux.neps; i++) {
-      void *r = ucp_ep_close_nbx(ux.eps[i].ep, &p);
+      void *r = fn.ucp_ep_close_nbx(ux.eps[i].ep, &p);
       if (UCS_PTR_IS_PTR(r)) {
-        while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(ux.worker);
-        ucp_request_free(r);
+        while (fn.ucp_request_check_status(r) == UCS_INPROGRESS) fn.ucp_worker_progress(ux.worker);
+        fn.ucp_request_free(r);
       }
     }
     free(ux.eps);
     ux.eps = NULL;
     ux.neps = ux.cap = 0;
-    ucp_worker_destroy(ux.worker);
-    ucp_cleanup(ux.ctx);
+    fn.ucp_worker_destroy(ux.worker);
+    fn.ucp_cleanup(ux.ctx);
     ux.efd = -1;
     free(ux.addr);
     ux.addr = NULL;
@@ -92,38 +130,42 @@ ncclResult_t sim_ucx_init(const void **addr, size_t *len, char *why, size_t why_
   }
   ucs_status_t st = UCS_OK;
   const char *step = NULL;
+  static bool loaded;
+  if (!loaded && !(loaded = ucx_load(why, why_len))) {
+    pthread_mutex_unlock(&ux.lock);
+    return ncclSystemError;
+  }
   if (!ux.ready) {
-    defaults();
     ucp_config_t *cfg = NULL;
     ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
                       .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
                       .mt_workers_shared = 1};
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE, .thread_mode = UCS_THREAD_MODE_MULTI};
-    if ((st = ucp_config_read(NULL, NULL, &cfg)) != UCS_OK) step = "ucp_config_read";
-    else if ((st = ucp_init(&p, cfg, &ux.ctx)) != UCS_OK) step = "ucp_init";
-    if (cfg) ucp_config_release(cfg);
-    if (!step && (st = ucp_worker_create(ux.ctx, &wp, &ux.worker)) != UCS_OK) step = "ucp_worker_create";
+    if ((st = fn.ucp_config_read(NULL, NULL, &cfg)) != UCS_OK) step = "ucp_config_read";
+    else if ((st = fn.ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &p, cfg, &ux.ctx)) != UCS_OK) step = "ucp_init";
+    if (cfg) fn.ucp_config_release(cfg);
+    if (!step && (st = fn.ucp_worker_create(ux.ctx, &wp, &ux.worker)) != UCS_OK) step = "ucp_worker_create";
     ucp_address_t *a = NULL;
-    if (!step && (st = ucp_worker_get_address(ux.worker, &a, &ux.addr_len)) != UCS_OK)
+    if (!step && (st = fn.ucp_worker_get_address(ux.worker, &a, &ux.addr_len)) != UCS_OK)
       step = "ucp_worker_get_address";
     if (!step && !(ux.addr = malloc(ux.addr_len))) st = UCS_ERR_NO_MEMORY, step = "malloc";
     if (ux.addr) memcpy(ux.addr, a, ux.addr_len);
-    if (!step && ucp_worker_get_efd(ux.worker, &ux.efd) != UCS_OK) ux.efd = -1; /* then waits poll only */
-    if (a) ucp_worker_release_address(ux.worker, a);
+    if (!step && fn.ucp_worker_get_efd(ux.worker, &ux.efd) != UCS_OK) ux.efd = -1; /* then waits poll only */
+    if (a) fn.ucp_worker_release_address(ux.worker, a);
     if (step) {
-      if (ux.worker) ucp_worker_destroy(ux.worker);
-      if (ux.ctx) ucp_cleanup(ux.ctx);
+      if (ux.worker) fn.ucp_worker_destroy(ux.worker);
+      if (ux.ctx) fn.ucp_cleanup(ux.ctx);
       ux.worker = NULL;
       ux.ctx = NULL;
     } else {
       ux.ready = true;
-      SIM_INFO(SIM_INIT, "UCX %s: worker of pid %d ready, address of %zu bytes", ucp_get_version_string(),
+      SIM_INFO(SIM_INIT, "UCX %s: worker of pid %d ready, address of %zu bytes", fn.ucp_get_version_string(),
                (int)getpid(), ux.addr_len);
     }
   }
   pthread_mutex_unlock(&ux.lock);
   if (step) {
-    snprintf(why, why_len, "UCX: %s failed: %s", step, ucs_status_string(st));
+    snprintf(why, why_len, "UCX: %s failed: %s", step, fn.ucs_status_string(st));
     return ncclSystemError;
   }
   *addr = ux.addr;
@@ -134,7 +176,7 @@ ncclResult_t sim_ucx_init(const void **addr, size_t *len, char *why, size_t why_
 static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st) {
   (void)ep;
   struct ep_rec *e = arg;
-  SIM_INFO(SIM_P2P, "UCX: the endpoint to pid %d failed: %s", e ? e->pid : -1, ucs_status_string(st));
+  SIM_INFO(SIM_P2P, "UCX: the endpoint to pid %d failed: %s", e ? e->pid : -1, fn.ucs_status_string(st));
 }
 
 /* The endpoint to peer's process, made at first use. */
@@ -158,11 +200,11 @@ static ucp_ep_h ep_of(const sim_net_map *m, int peer) {
                             .address = (const ucp_address_t *)(m->addrs + m->addr_off[peer]),
                             .err_mode = UCP_ERR_HANDLING_MODE_PEER,
                             .err_handler = {.cb = ep_failed, .arg = NULL}};
-    ucs_status_t st = ucp_ep_create(ux.worker, &ep_p, &ep);
+    ucs_status_t st = fn.ucp_ep_create(ux.worker, &ep_p, &ep);
     if (st == UCS_OK) ux.eps[ux.neps++] = (struct ep_rec){g, pid, ep};
     else {
       SIM_WARN(SIM_P2P, "UCX: cannot make an endpoint to rank %d (pid %d on %s): %s", peer, pid, m->host_name[peer],
-               ucs_status_string(st));
+               fn.ucs_status_string(st));
       ep = NULL;
     }
   }
@@ -194,7 +236,7 @@ static ncclResult_t started(sim_ucx_op *op, ucs_status_ptr_t r, bool recv) {
     op->req = NULL;
     op->status = r ? UCS_PTR_STATUS(r) : UCS_ERR_NO_PROGRESS;
     atomic_store(&op->done, 1);
-    SIM_WARN(SIM_P2P, "UCX: tagged %s refused: %s", recv ? "receive" : "send", ucs_status_string(op->status));
+    SIM_WARN(SIM_P2P, "UCX: tagged %s refused: %s", recv ? "receive" : "send", fn.ucs_status_string(op->status));
     return ncclSystemError;
   }
   op->req = r;
@@ -216,7 +258,7 @@ ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const vo
                                            UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
                            .cb.send = send_done,
                            .user_data = op};
-  return started(op, ucp_tag_send_nbx(ep, buf, bytes, tag, &p), false);
+  return started(op, fn.ucp_tag_send_nbx(ep, buf, bytes, tag, &p), false);
 }
 
 ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op) {
@@ -227,7 +269,7 @@ ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op)
                                            UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
                            .cb.recv = recv_done,
                            .user_data = op};
-  return started(op, ucp_tag_recv_nbx(ux.worker, buf, bytes, tag, UINT64_MAX, &p), true);
+  return started(op, fn.ucp_tag_recv_nbx(ux.worker, buf, bytes, tag, UINT64_MAX, &p), true);
 }
 
 static ncclResult_t ended(sim_ucx_op *op) {
@@ -245,11 +287,11 @@ static ncclResult_t ended(sim_ucx_op *op) {
 ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed) {
   if (!op->req) return ended(op);
   if (!atomic_load_explicit(&op->done, memory_order_acquire)) {
-    unsigned n = ucp_worker_progress(ux.worker);
+    unsigned n = fn.ucp_worker_progress(ux.worker);
     if (progressed) *progressed = n > 0;
     if (!atomic_load_explicit(&op->done, memory_order_acquire)) return ncclInProgress;
   }
-  ucp_request_free(op->req);
+  fn.ucp_request_free(op->req);
   op->req = NULL;
   return ended(op);
 }
@@ -260,27 +302,27 @@ ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed) {
 void sim_ucx_cancel(sim_ucx_op *op) {
   if (!op->req) return;
   if (op->recv) {
-    ucp_request_cancel(ux.worker, op->req);
-    while (!atomic_load_explicit(&op->done, memory_order_acquire)) ucp_worker_progress(ux.worker);
-    ucp_request_free(op->req);
+    fn.ucp_request_cancel(ux.worker, op->req);
+    while (!atomic_load_explicit(&op->done, memory_order_acquire)) fn.ucp_worker_progress(ux.worker);
+    fn.ucp_request_free(op->req);
   } else {
     /* The send may still complete later and call send_done with op, which
      * the caller is about to free: wait for it, bounded by the endpoint's
      * own error handling (a dead peer fails it). */
-    while (!atomic_load_explicit(&op->done, memory_order_acquire)) ucp_worker_progress(ux.worker);
-    ucp_request_free(op->req);
+    while (!atomic_load_explicit(&op->done, memory_order_acquire)) fn.ucp_worker_progress(ux.worker);
+    fn.ucp_request_free(op->req);
   }
   op->req = NULL;
   op->status = UCS_ERR_CANCELED;
 }
 
-const char *sim_ucx_status_text(const sim_ucx_op *op) { return ucs_status_string((ucs_status_t)op->status); }
+const char *sim_ucx_status_text(const sim_ucx_op *op) { return fn.ucs_status_string((ucs_status_t)op->status); }
 
 void sim_ucx_sleep(int max_ms) {
   /* Armed, the worker's descriptor wakes us at the next event; BUSY: there
    * is work now. Several waiting threads may arm it: a spurious wake only
    * costs a progress call. */
-  if (ux.efd < 0 || ucp_worker_arm(ux.worker) != UCS_OK) return;
+  if (ux.efd < 0 || fn.ucp_worker_arm(ux.worker) != UCS_OK) return;
   struct pollfd p = {ux.efd, POLLIN, 0};
   (void)poll(&p, 1, max_ms);
 }
