@@ -11,8 +11,9 @@
  *
  * MODE:
  *   ring     every rank sends to rank+1 and receives from rank-1, 8 bytes,
- *            then 6 MiB and 0 bytes, checking every byte; an allreduce is
- *            refused at once (not built across hosts); destroy.
+ *            then 6 MiB and 0 bytes, checking every byte; then every
+ *            collective (colls); a split is refused at once (not built
+ *            across hosts); destroy.
  *   badkey   the id's key (its last 8 bytes) is changed before init, except
  *            in rank 0's process: the root refuses the others
  *            (ncclInvalidUsage, the last error names the key), and rank 0's
@@ -116,6 +117,97 @@ static int ring(ncclComm_t *comms, int first, int count, int nranks, size_t byte
   return bad;
 }
 
+/* The collectives across hosts, each for every local rank in one group,
+ * every element checked: allreduce (sum, avg), broadcast, reduce (max),
+ * allgather, reducescatter, alltoall and gather, with roots on either
+ * host. */
+static int colls(ncclComm_t *comms, int first, int count, int nranks) {
+  enum { C = 1000 };
+  int n = nranks, bad = 0;
+  size_t big = (size_t)C * (size_t)n;
+  float *sf[MAXR], *rf[MAXR];
+  int32_t *si[MAXR], *ri[MAXR];
+  double *sd[MAXR], *rd[MAXR];
+  cudaStream_t s[MAXR];
+  for (int i = 0; i < count; i++) {
+    cudaSetDevice(i);
+    cudaStreamCreate(&s[i]);
+    cudaMallocHost((void **)&sf[i], big * sizeof(float));
+    cudaMallocHost((void **)&rf[i], big * sizeof(float));
+    cudaMallocHost((void **)&si[i], big * sizeof(int32_t));
+    cudaMallocHost((void **)&ri[i], big * sizeof(int32_t));
+    cudaMallocHost((void **)&sd[i], big * sizeof(double));
+    cudaMallocHost((void **)&rd[i], big * sizeof(double));
+  }
+#define RUN(what, call)                                                                   \
+  do {                                                                                    \
+    ncclResult_t r_;                                                                      \
+    ncclGroupStart();                                                                     \
+    for (int i = 0; i < count; i++)                                                       \
+      if ((r_ = (call)) != ncclSuccess) return fail(what, r_);                            \
+    if ((r_ = ncclGroupEnd()) != ncclSuccess) return fail(what, r_);                       \
+    for (int i = 0; i < count; i++)                                                       \
+      if (cudaStreamSynchronize(s[i]) != cudaSuccess) return fail(what, ncclSystemError); \
+  } while (0)
+#define CHECK(what, got, want)                                                                            \
+  do {                                                                                                    \
+    if ((double)(got) != (double)(want) && !bad) {                                                        \
+      fprintf(stderr, "hosts_rank: rank %d: %s: %s is %g, want %g\n", me, what, #got, (double)(got), (double)(want)); \
+      bad = 1;                                                                                            \
+    }                                                                                                     \
+  } while (0)
+  /* allreduce sum and avg, float32 */
+  for (int i = 0; i < count; i++)
+    for (int k = 0; k < C; k++) sf[i][k] = (float)((first + i + 1) * (k % 7 + 1));
+  RUN("allreduce sum", ncclAllReduce(sf[i], rf[i], C, ncclFloat32, ncclSum, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int k = 0; k < C; k++) CHECK("allreduce sum", rf[i][k], (k % 7 + 1) * n * (n + 1) / 2);
+  RUN("allreduce avg", ncclAllReduce(sf[i], rf[i], C, ncclFloat32, ncclAvg, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int k = 0; k < C; k++) CHECK("allreduce avg", rf[i][k], (float)((k % 7 + 1) * (n + 1)) / 2);
+  /* broadcast int32 from the last rank */
+  for (int i = 0; i < count; i++)
+    for (int k = 0; k < C; k++) si[i][k] = (first + i) * 100000 + k, ri[i][k] = -1;
+  RUN("broadcast", ncclBroadcast(si[i], ri[i], C, ncclInt32, n - 1, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int k = 0; k < C; k++) CHECK("broadcast", ri[i][k], (n - 1) * 100000 + k);
+  /* reduce max int32 to rank 1 */
+  RUN("reduce", ncclReduce(si[i], ri[i], C, ncclInt32, ncclMax, 1, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int k = 0; me == 1 && k < C; k++) CHECK("reduce max", ri[i][k], (n - 1) * 100000 + k);
+  /* allgather int32 */
+  RUN("allgather", ncclAllGather(si[i], ri[i], C, ncclInt32, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int q = 0; q < n; q++)
+      for (int k = 0; k < C; k++) CHECK("allgather", ri[i][(size_t)q * C + k], q * 100000 + k);
+  /* reducescatter float64 sum */
+  for (int i = 0; i < count; i++)
+    for (size_t k = 0; k < big; k++) sd[i][k] = (double)(first + i) + (double)k;
+  RUN("reducescatter", ncclReduceScatter(sd[i], rd[i], C, ncclFloat64, ncclSum, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int k = 0; k < C; k++) CHECK("reducescatter", rd[i][k], (double)n * ((double)me * C + k) + n * (n - 1) / 2.0);
+  /* alltoall int32 */
+  for (int i = 0; i < count; i++)
+    for (int j = 0; j < n; j++)
+      for (int k = 0; k < C; k++) si[i][(size_t)j * C + k] = (first + i) * 1000000 + j * 1000 + k;
+  RUN("alltoall", ncclAlltoAll(si[i], ri[i], C, ncclInt32, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int j = 0; j < n; j++)
+      for (int k = 0; k < C; k++) CHECK("alltoall", ri[i][(size_t)j * C + k], j * 1000000 + me * 1000 + k);
+  /* gather int32 to the last rank */
+  RUN("gather", ncclGather(si[i], ri[i], C, ncclInt32, n - 1, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int q = 0; me == n - 1 && q < n; q++)
+      for (int k = 0; k < C; k++) CHECK("gather", ri[i][(size_t)q * C + k], q * 1000000 + k);
+#undef RUN
+#undef CHECK
+  for (int i = 0; i < count; i++) {
+    cudaFreeHost(sf[i]), cudaFreeHost(rf[i]), cudaFreeHost(si[i]), cudaFreeHost(ri[i]), cudaFreeHost(sd[i]), cudaFreeHost(rd[i]);
+    cudaStreamDestroy(s[i]);
+  }
+  return bad;
+}
+
 int main(int argc, char **argv) {
   if (argc != 6) {
     fprintf(stderr, "usage: hosts_rank ring|badkey|missing|die NRANKS FIRST COUNT IDFILE\n");
@@ -199,13 +291,12 @@ int main(int argc, char **argv) {
   }
   int bad = ring(comms, first, count, nranks, 8) || ring(comms, first, count, nranks, 6u << 20) ||
             ring(comms, first, count, nranks, 0);
+  if (!bad) bad = colls(comms, first, count, nranks);
   if (!bad) {
-    void *buf;
-    cudaMalloc(&buf, 16);
-    r = ncclAllReduce(buf, buf, 4, ncclFloat32, ncclSum, comms[0], NULL);
-    if (r != ncclInvalidUsage) bad = fail("an allreduce across hosts was not refused", r);
-    else if (!strstr(ncclGetLastError(NULL), "hosts")) bad = fail("the allreduce's refusal names no hosts", r);
-    cudaFree(buf);
+    ncclComm_t sub;
+    r = ncclCommSplit(comms[0], 0, first, &sub, NULL);
+    if (r != ncclInvalidUsage) bad = fail("a split across hosts was not refused", r);
+    else if (!strstr(ncclGetLastError(NULL), "hosts")) bad = fail("the split's refusal names no hosts", r);
   }
   for (int i = 0; i < count; i++)
     if ((r = ncclCommDestroy(comms[i])) != ncclSuccess) bad = fail("ncclCommDestroy", r);

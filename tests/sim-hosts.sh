@@ -5,7 +5,9 @@
 # one id file, waits for all of them, and fails if any fails:
 #   ring     2 hosts x 2 processes x 2 ranks: the LSA teams are the hosts;
 #            send/recv around the ring (8 B, 6 MiB, 0 B, every byte
-#            checked); an allreduce is refused
+#            checked); allreduce (sum, avg), broadcast, reduce, allgather,
+#            reducescatter, alltoall and gather, every element checked; a
+#            split is refused
 #   badkey   the id's key changed in rank 1's process: the root refuses it,
 #            and rank 0 times out
 #   missing  3 ranks, 2 started: init ends with ncclTimeout, naming rank 2

@@ -41,24 +41,6 @@ static const struct {
     [C_GATHER] = {"ncclGather", false, true},         [C_SCATTER] = {"ncclScatter", false, true},
 };
 
-/* Op class compared across ranks: the built-in op, or PreMulSum. */
-enum { OP_PREMULSUM = ncclNumOps };
-
-typedef struct coll_task {
-  sim_task base;
-  coll_kind kind;
-  const char *fn; /* the entry point called (ncclBcast or ncclBroadcast, ...) */
-  const void *send;
-  void *recv;
-  size_t count;
-  ncclDataType_t dt;
-  int op_class; /* ncclRedOp_t for built-ins, OP_PREMULSUM for user ops */
-  ncclRedOp_t op;
-  sim_redop redop; /* copy of the user op, when op_class is OP_PREMULSUM */
-  int root;
-  uint64_t seq;
-  sim_rv *round; /* while posted */
-} coll_task;
 
 /* A round's slot for `rank`: that rank's task. */
 static coll_task *task_of(sim_rv *rv, int rank) { return coll_rank_of(rv, rank)->task; }
@@ -255,6 +237,14 @@ static ncclResult_t coll_complete(sim_rv *rv, void *arg) {
 static const sim_rv_ops coll_rv = {"collective", "collective sequence number", sizeof(coll_plan),
                                    sizeof(coll_rank), coll_complete, NULL, true};
 
+const char *coll_kind_name(int kind) { return kinds[kind].name; }
+
+ncclResult_t coll_arrive_remote(sim_clique *c, uint64_t seq, int rank, const coll_rank *slot, int me) {
+  complete_arg a = {c, me};
+  return sim_rv_arrive(&state_of(c)->rounds, &coll_rv, seq, c->nranks, c->nranks, rank, SIM_RV_DETACHED, slot, &a,
+                       NULL);
+}
+
 /* Arrives with the rank's slot: its task, its buffers mapped for the
  * others, and its PreMulSum factor (a device scalar is read now, as the
  * operation runs). */
@@ -284,13 +274,27 @@ static ncclResult_t coll_wait(sim_task *base, sim_due *due) {
   sim_clique *c = base->comm->clique;
   sim_rv_table *rounds = &state_of(c)->rounds;
   sim_rv *rv = t->round;
+  if (c->net && coll_net_leader(base->comm)) {
+    ncclResult_t nr = coll_net_exchange(t, rv, due);
+    if (nr != ncclSuccess) {
+      set_round(t, NULL);
+      if (sim_rv_withdraw(rounds, rv, base->comm->rank)) {
+        coll_net_free(t);
+        return nr;
+      }
+      set_round(t, rv); /* completed after all: go on */
+    }
+  }
   int rc = sim_rv_wait_due(rounds, rv, sim_comm_cancel(base->comm), due);
   if (rc != 0) {
     /* Withdraw unless the round completed meanwhile (then carry on). The
      * timeout dump reads t->round under the comm's lock: unpublish it
      * before the withdrawal may free it. */
     set_round(t, NULL);
-    if (sim_rv_withdraw(rounds, rv, base->comm->rank)) return rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
+    if (sim_rv_withdraw(rounds, rv, base->comm->rank)) {
+      coll_net_free(t);
+      return rc == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
+    }
     set_round(t, rv); /* completed: still held */
   }
   ncclResult_t res = ncclSuccess;
@@ -312,6 +316,7 @@ static ncclResult_t coll_wait(sim_task *base, sim_due *due) {
       sim_count_wait_spin(&p->done, p->njobs, UINT64_MAX, yields);
     }
   }
+  coll_net_free(t); /* every job is done: nobody reads the staged inputs */
   set_round(t, NULL);
   sim_rv_leave(rounds, rv, base->comm->rank);
   return res;
@@ -337,6 +342,7 @@ static int coll_awaits(sim_task *base, sim_rank_ref *out, int max) {
   sim_clique *c = base->comm->clique;
   coll_state *st = state_of(c);
   int n = 0;
+  if (c->net) return -1; /* the calls of ranks on other hosts are not known here */
   for (int r = 0; r < c->nranks; r++)
     if (atomic_load(&st->seq[r]) <= t->seq) {
       if (n == max) return -1;

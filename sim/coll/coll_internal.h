@@ -102,6 +102,27 @@ typedef struct {
   sim_redop **ops;       /* per rank, under lock */
 } coll_state;
 
+/* ---- coll.c: a rank's collective call. ---- */
+/* Op class compared across ranks: the built-in op, or PreMulSum. */
+enum { OP_PREMULSUM = ncclNumOps };
+
+typedef struct coll_task {
+  sim_task base;
+  int kind; /* coll_kind */
+  const char *fn; /* the entry point called (ncclBcast or ncclBroadcast, ...) */
+  const void *send;
+  void *recv;
+  size_t count;
+  ncclDataType_t dt;
+  int op_class; /* ncclRedOp_t for built-ins, OP_PREMULSUM for user ops */
+  ncclRedOp_t op;
+  sim_redop redop; /* copy of the user op, when op_class is OP_PREMULSUM */
+  int root;
+  uint64_t seq;
+  sim_rv *round; /* while posted */
+  struct coll_net *net; /* across hosts, the leader's exchange (coll_net.c) */
+} coll_task;
+
 /* ---- work.c: a matched collective's plan and jobs. ---- */
 typedef enum {
   C_ALLREDUCE,
@@ -158,5 +179,24 @@ void coll_plan_jobs(coll_plan *p, sim_rv *rv);
 void coll_work(coll_plan *p, sim_rv *rv, int me);
 /* Every job is done. */
 bool coll_done(const coll_plan *p);
+
+/* ---- coll_net.c: collectives across hosts (sim/net/net.h). ----
+ * A collective's round has a slot for every rank. This host's ranks arrive
+ * as anywhere; its leader (its first rank) then sends their calls and
+ * inputs to every other host's leader, receives theirs, and arrives for
+ * each rank elsewhere with those inputs staged here (and scratch for their
+ * outputs, which this host computes and drops). The round then runs as on
+ * one host: every host computes every result, and keeps its own ranks'. */
+bool coll_net_leader(ncclComm_t comm);
+/* The leader's part, in its wait, before it waits for the round. */
+ncclResult_t coll_net_exchange(coll_task *t, sim_rv *rv, sim_due *due);
+/* Frees what the exchange staged, once the round's work is done. */
+void coll_net_free(coll_task *t);
+/* coll.c: arrives in round seq for `rank`, a rank on another host, with its
+ * slot (task, staged input, scratch output, factor); `me` completes it if
+ * it is the last. */
+ncclResult_t coll_arrive_remote(sim_clique *c, uint64_t seq, int rank, const coll_rank *slot, int me);
+/* coll.c: the entry point's name of a kind ("ncclAllReduce"). */
+const char *coll_kind_name(int kind);
 
 #endif /* NCCLSIM_COLL_INTERNAL_H_ */

@@ -88,16 +88,22 @@ static ncclResult_t check_state(ncclComm_t comm, const char *op, unsigned allowe
 }
 
 /* A communicator across hosts (sim/net) has, so far, point-to-point
- * operations only: the rest is refused at once with this diagnostic, not
- * left to wait out NCCLSIM_TIMEOUT for ranks that cannot arrive. */
+ * operations, collectives and the queries: the rest is refused at once
+ * with this diagnostic, not left to wait out NCCLSIM_TIMEOUT for ranks
+ * that cannot arrive. */
 static ncclResult_t check_hosts(ncclComm_t comm, const char *op) {
   if (!comm->clique || !comm->clique->net) return ncclSuccess;
-  if (!strcmp(op, "ncclSend") || !strcmp(op, "ncclRecv") || !strcmp(op, "ncclCommFinalize") ||
-      !strcmp(op, "ncclCommQueryProperties") || !strncmp(op, "ncclTeam", 8))
+  static const char *const built[] = {"ncclSend", "ncclRecv", "ncclCommFinalize", "ncclAllReduce",
+                                      "ncclBroadcast", "ncclBcast", "ncclReduce", "ncclAllGather",
+                                      "ncclReduceScatter", "ncclAlltoAll", "ncclGather", "ncclScatter",
+                                      "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy"};
+  for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
+    if (!strcmp(op, built[i])) return ncclSuccess;
+  if (!strcmp(op, "ncclCommQueryProperties") || !strncmp(op, "ncclTeam", 8))
     return ncclSuccess; /* the queries report the hosts as LSA teams */
   SIM_WARN(SIM_INIT, "%s: rank %d's communicator spans %d hosts, and ncclsim does not yet run %s across hosts: "
-           "ncclSend, ncclRecv and the queries only (docs/ncclsim.md, \"Ranks on other hosts\")", op, comm->rank,
-           comm->clique->net->nhosts, op);
+           "point-to-point operations, collectives and the queries only (docs/ncclsim.md, \"Ranks on other "
+           "hosts\")", op, comm->rank, comm->clique->net->nhosts, op);
   return ncclInvalidUsage;
 }
 

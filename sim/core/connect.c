@@ -129,7 +129,8 @@ static bool need_of(sim_task *t, need *nd) {
   sim_clique *c = comm->clique;
   size_t n = (size_t)c->nranks;
   *nd = (need){t, c, 0, -1, -1, false};
-  if (!comm->blocking) return false;
+  /* Across hosts the first-use rule is not simulated yet (sim/net). */
+  if (!comm->blocking || c->net) return false;
   switch (t->conn) {
   case SIM_CONN_SEND:
   case SIM_CONN_RECV:

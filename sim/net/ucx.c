@@ -296,22 +296,16 @@ ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed) {
   return ended(op);
 }
 
-/* A receive is cancelled and waited for (its buffer is the caller's); a
- * send is left to UCX, which frees its request once it ends. Either way the
- * callback must no longer find op: user data goes with the request. */
+/* A receive is cancelled and waited for (its buffer is the caller's). A
+ * send is handed back to UCX, which goes on with it alone: once a request
+ * is freed UCX calls no callback for it, so op may go. */
 void sim_ucx_cancel(sim_ucx_op *op) {
   if (!op->req) return;
   if (op->recv) {
     fn.ucp_request_cancel(ux.worker, op->req);
     while (!atomic_load_explicit(&op->done, memory_order_acquire)) fn.ucp_worker_progress(ux.worker);
-    fn.ucp_request_free(op->req);
-  } else {
-    /* The send may still complete later and call send_done with op, which
-     * the caller is about to free: wait for it, bounded by the endpoint's
-     * own error handling (a dead peer fails it). */
-    while (!atomic_load_explicit(&op->done, memory_order_acquire)) fn.ucp_worker_progress(ux.worker);
-    fn.ucp_request_free(op->req);
   }
+  fn.ucp_request_free(op->req);
   op->req = NULL;
   op->status = UCS_ERR_CANCELED;
 }

@@ -27,13 +27,14 @@ typedef struct {
   sim_ucx_op op;
 } net_task;
 
-/* 24 bits of the communicator, 20 of the sender and 20 of the receiver
- * (comm/init.c refuses larger communicators across hosts). */
+/* 23 bits of the communicator, 20 of the sender and 20 of the receiver
+ * (comm/init.c refuses larger communicators across hosts); bit 63 is the
+ * collectives' (coll/coll_net.c). */
 static uint64_t tag_of(ncclComm_t comm, int sender, int receiver) {
   uint64_t k = comm->clique->key;
-  k ^= k >> 24;
-  k ^= k >> 48;
-  return ((k & 0xffffffull) << 40) | ((uint64_t)sender << 20) | (uint64_t)receiver;
+  k ^= k >> 23;
+  k ^= k >> 46;
+  return ((k & 0x7fffffull) << 40) | ((uint64_t)sender << 20) | (uint64_t)receiver;
 }
 
 static ncclResult_t net_post(sim_task *base) {
