@@ -275,7 +275,7 @@ static ncclResult_t coll_wait(sim_task *base, sim_due *due) {
   sim_rv_table *rounds = &state_of(c)->rounds;
   sim_rv *rv = t->round;
   if (c->net && coll_net_leader(base->comm)) {
-    ncclResult_t nr = coll_net_exchange(t, rv, due);
+    ncclResult_t nr = coll_net_exchange(t, rounds, rv, due);
     if (nr != ncclSuccess) {
       set_round(t, NULL);
       if (sim_rv_withdraw(rounds, rv, base->comm->rank)) {

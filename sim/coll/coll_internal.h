@@ -189,7 +189,7 @@ bool coll_done(const coll_plan *p);
  * one host: every host computes every result, and keeps its own ranks'. */
 bool coll_net_leader(ncclComm_t comm);
 /* The leader's part, in its wait, before it waits for the round. */
-ncclResult_t coll_net_exchange(coll_task *t, sim_rv *rv, sim_due *due);
+ncclResult_t coll_net_exchange(coll_task *t, sim_rv_table *rounds, sim_rv *rv, sim_due *due);
 /* Frees what the exchange staged, once the round's work is done. */
 void coll_net_free(coll_task *t);
 /* coll.c: arrives in round seq for `rank`, a rank on another host, with its

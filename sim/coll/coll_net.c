@@ -112,13 +112,13 @@ static ncclResult_t wait_ops(coll_net *x, int from, ncclComm_t comm, sim_due *du
 }
 
 /* Until every rank of this host has arrived in rv. */
-static ncclResult_t wait_host(sim_clique *c, sim_rv *rv, ncclComm_t comm, sim_due *due) {
+static ncclResult_t wait_host(sim_clique *c, sim_rv_table *rounds, sim_rv *rv, ncclComm_t comm, sim_due *due) {
   sim_net_map *m = c->net;
-  sim_rv_table *rounds = NULL;
-  (void)rounds;
   for (unsigned spin = 0;; spin++) {
     int here = 0;
+    sim_rv_lock(rounds); /* arrivals change the round under it */
     for (int r = 0; r < m->nranks; r++) here += m->host[r] == m->my_host && sim_rv_present(rv, r);
+    sim_rv_unlock(rounds);
     if (here == m->host_size[m->my_host]) return ncclSuccess;
     if (atomic_load(sim_comm_cancel(comm))) return ncclRemoteError;
     if (spin < 64) {
@@ -135,13 +135,13 @@ static ncclResult_t push_op(coll_net *x, ncclResult_t posted) {
   return posted;
 }
 
-ncclResult_t coll_net_exchange(coll_task *t, sim_rv *rv, sim_due *due) {
+ncclResult_t coll_net_exchange(coll_task *t, sim_rv_table *rounds, sim_rv *rv, sim_due *due) {
   ncclComm_t comm = t->base.comm;
   sim_clique *c = comm->clique;
   sim_net_map *m = c->net;
   int n = c->nranks, me = comm->rank, H = m->my_host;
   size_t es = sim_dtype_size(t->dt);
-  SIM_CHECK(wait_host(c, rv, comm, due));
+  SIM_CHECK(wait_host(c, rounds, rv, comm, due));
   coll_net *x = sim_calloc(1, sizeof *x);
   if (!x) return ncclSystemError;
   t->net = x;
