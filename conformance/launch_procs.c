@@ -524,6 +524,22 @@ static void abort_case(struct case_result *res, enum outcome how)
 
 /* Forks a fresh set of rank processes and waits for their probe. False,
  * with the reason in `why`, when it cannot. */
+/* --sim-hosts H: rank r's process plays host r / (N / H). Processes of a
+ * host share an arena (one ncclsim job, named after the runner and the
+ * set of processes); ranks meet through the unique id's bootstrap root
+ * (NCCLSIM_NET, on with NCCLSIM_HOST_ID) and UCX between hosts. */
+static unsigned sets; /* sets of rank processes started so far */
+
+static void rank_host(int r) {
+  int hosts = P.run->opts->sim_hosts;
+  if (!hosts) return;
+  char v[64];
+  snprintf(v, sizeof v, "n4c-%d-%u", (int)P.parent, sets);
+  setenv("NCCLSIM_JOB", v, 1);
+  snprintf(v, sizeof v, "h%d", r / (P.nranks / hosts));
+  setenv("NCCLSIM_HOST_ID", v, 1);
+}
+
 static bool start_ranks(char *why, size_t len)
 {
   struct case_result probe;
@@ -559,6 +575,7 @@ static bool start_ranks(char *why, size_t len)
     P.kids[r].status = 0;
   }
   P.alive = true;
+  sets++;
   fflush(NULL); /* or a rank process would print our buffers again */
   for (int r = 0; r < P.nranks; r++) {
     int sv[2];
@@ -577,6 +594,7 @@ static bool start_ranks(char *why, size_t len)
     }
     if (pid == 0) {
       close(sv[0]);
+      rank_host(r);
       rank_main(r, sv[1], ev[1]);
       rank_exit(0);
     }
@@ -708,8 +726,10 @@ int procs_main(struct run *run)
   run->launch = "procs";
   run->tap = run_take_stdout();
 #ifdef NCCLSIM
-  /* Before the first fork and any other ncclsim call. */
-  ncclResult_t r = ncclsimProcessesInit();
+  /* Before the first fork and any other ncclsim call. With --sim-hosts the
+   * rank processes share no fork-tree arena: each joins its host's, named
+   * by the job and host the parent puts in its environment (rank_host). */
+  ncclResult_t r = run->opts->sim_hosts ? ncclSuccess : ncclsimProcessesInit();
   if (r != ncclSuccess) {
     fprintf(stderr, "n4c-conformance: --procs: ncclsimProcessesInit: %s\n",
             ncclGetErrorString(r));
@@ -743,6 +763,9 @@ int procs_main(struct run *run)
   fprintf(run->tap, "1..%zu\n", run->ncases);
   fprintf(run->tap, "# backend %s, NCCL %d, %d ranks as processes (--procs), %d devices\n",
           run_backend(), run->nccl_version, run->nranks, run->ndevices);
+  if (run->opts->sim_hosts)
+    fprintf(run->tap, "# as %d simulated hosts of %d processes (--sim-hosts)\n", run->opts->sim_hosts,
+            run->nranks / run->opts->sim_hosts);
   print_pids(run);
   for (size_t i = 0; i < run->ncases; i++) {
     if (!P.alive) {

@@ -29,6 +29,9 @@ static const char usage[] =
   "  --procs NRANKS  ranks as processes, one rank each, forked by the runner\n"
   "                  (no MPI); a case that times out or whose process dies\n"
   "                  fails, and the next case runs in fresh processes\n"
+  "  --sim-hosts H   (ncclsim, with --procs N) the N processes as H simulated\n"
+  "                  hosts of N/H each (NCCLSIM_HOST_ID): no memory shared\n"
+  "                  between hosts, UCX over TCP between them\n"
   "  --mpi           ranks are the MPI processes (mpirun -np N ...);\n"
   "                  a case that times out aborts the run (MPI_Abort)\n"
   "  --no-fork       run the cases in this process, without the watchdog\n"
@@ -56,7 +59,7 @@ static int parse_int(const char *s, const char *what, int lo, int hi)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
   enum { O_LIST = 256, O_FILTER, O_TIMEOUT, O_JSON, O_JUNIT, O_MPI, O_NO_FORK, O_TABLE,
-         O_HTML, O_PROCS };
+         O_HTML, O_PROCS, O_SIM_HOSTS };
   static const struct option longopts[] = {
     { "list", no_argument, NULL, O_LIST },
     { "filter", required_argument, NULL, O_FILTER },
@@ -65,6 +68,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     { "junit", required_argument, NULL, O_JUNIT },
     { "mpi", no_argument, NULL, O_MPI },
     { "procs", required_argument, NULL, O_PROCS },
+    { "sim-hosts", required_argument, NULL, O_SIM_HOSTS },
     { "no-fork", no_argument, NULL, O_NO_FORK },
     { "table", no_argument, NULL, O_TABLE },
     { "html", required_argument, NULL, O_HTML },
@@ -82,6 +86,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     switch (ch) {
     case 'n': o->nranks = parse_int(optarg, "-n", 1, MAX_RANKS); nranks_given = true; break;
     case O_PROCS: o->procs = parse_int(optarg, "--procs", 1, MAX_RANKS); break;
+    case O_SIM_HOSTS: o->sim_hosts = parse_int(optarg, "--sim-hosts", 1, MAX_RANKS); break;
     case O_LIST: o->list = true; break;
     case O_FILTER: o->filter = optarg; break;
     case O_TIMEOUT: o->timeout = parse_int(optarg, "--timeout", 1, 24 * 3600); break;
@@ -113,6 +118,18 @@ static void parse_opts(int argc, char **argv, struct opts *o)
             o->procs, o->nranks);
     exit(2);
   }
+  if (o->sim_hosts && (!o->procs || o->procs % o->sim_hosts != 0)) {
+    fprintf(stderr, "n4c-conformance: --sim-hosts %d splits the processes of --procs N into hosts of N/%d "
+            "each: give --procs with a multiple of %d\n", o->sim_hosts, o->sim_hosts, o->sim_hosts);
+    exit(2);
+  }
+#ifndef NCCLSIM
+  if (o->sim_hosts) {
+    fputs("n4c-conformance: --sim-hosts simulates hosts on ncclsim; on real NCCL, run on real hosts (--mpi)\n",
+          stderr);
+    exit(2);
+  }
+#endif
   if (o->procs && o->no_fork) {
     fputs("n4c-conformance: --no-fork runs the rank threads in this process; "
           "--procs ranks are processes of their own: give one\n", stderr);

@@ -163,6 +163,10 @@ typedef enum {
   SIM_SHARED_COUNT
 } sim_shared_id;
 bool sim_shm_on(void);
+/* The same without deciding: false while no allocation has decided yet
+ * (a fork handler must leave the child free to join a job it names after
+ * the fork, as n4c-conformance --sim-hosts does). */
+bool sim_shm_already_on(void);
 /* The job's random name (0 without NCCLSIM_PROCESSES): unique ids carry it. */
 uint64_t sim_shm_job(void);
 void *sim_shm_alloc(size_t align, size_t size);

@@ -26,7 +26,7 @@ static struct CUevent_st *all_events;
 
 /* Events are the process's own (see stream.c). */
 static void child_after_fork(void) {
-  if (!sim_shm_on()) return;
+  if (!sim_shm_already_on()) return;
   pthread_mutex_init(&events_lock, NULL);
   all_events = NULL;
 }

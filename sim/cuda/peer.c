@@ -33,7 +33,7 @@ static unsigned char *slot(int device, int peer) {
 /* Peer access is the process's own, as a CUDA context is: a forked rank
  * starts with none enabled (and a lock no other thread of the parent holds). */
 static void child_after_fork(void) {
-  if (!sim_shm_on()) return;
+  if (!sim_shm_already_on()) return;
   pthread_mutex_init(&peer_lock, NULL);
   if (enabled) memset(enabled, 0, (size_t)enabled_n * (size_t)enabled_n); /* kept, so still reachable */
 }

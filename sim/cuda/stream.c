@@ -79,7 +79,7 @@ static _Thread_local sim_stream *tl_default;
 /* Streams are the process's own; a forked child has none of the parent's
  * workers, so with ranks as processes it starts with no streams. */
 static void child_after_fork(void) {
-  if (!sim_shm_on()) return;
+  if (!sim_shm_already_on()) return;
   pthread_mutex_init(&streams_lock, NULL);
   all_streams = NULL;
   defaults = NULL;

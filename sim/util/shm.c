@@ -198,6 +198,8 @@ static int decide(void) {
 
 bool sim_shm_on(void) { return decide() == MODE_SHARED; }
 
+bool sim_shm_already_on(void) { return atomic_load_explicit(&mode, memory_order_acquire) == MODE_SHARED; }
+
 uint64_t sim_shm_job(void) { return sim_shm_on() ? arena->job : 0; }
 
 SIM_EXPORT ncclResult_t ncclsimProcessesInit(void) {
