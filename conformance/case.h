@@ -117,6 +117,7 @@ void ctx_note(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(print
 #define CASE_NCCL_OK(ctx, call)                                              \
   do {                                                                       \
     ncclResult_t r_ = (call);                                                \
+    if (r_ == ncclInvalidUsage && case_skip_not_across_hosts(ctx, false)) return; \
     CASE_CHECK((ctx), r_ == ncclSuccess, "%s: %s (%d)", #call,               \
                ncclGetErrorString(r_), (int)r_);                             \
   } while (0)
@@ -129,6 +130,17 @@ void ctx_note(case_ctx_t *ctx, const char *fmt, ...) __attribute__((format(print
 
 bool case_status_(case_ctx_t *ctx, n4c_status_t got, n4c_status_t want,
                   const char *call, const char *file, int line);
+/* On ncclsim, after an NCCL call failed with ncclInvalidUsage: skips (and
+ * returns true) when ncclsim said it does not yet run that call on a
+ * communicator across simulated hosts (n4c-conformance --sim-hosts).
+ * from_nccl4c: the call was nccl4c's, whose last message must name it.
+ * CASE_STATUS and CASE_NCCL_OK try it. */
+bool case_skip_not_across_hosts(case_ctx_t *ctx, bool from_nccl4c);
+/* The same for a helper's own check, with the status st of the nccl4c call
+ * that just returned: true (skipped) if ncclsim refused it across hosts. */
+bool case_refused_across_hosts(case_ctx_t *ctx, n4c_status_t st);
+/* Whether the ranks are simulated hosts (--sim-hosts, ncclsim). */
+bool case_sim_hosts(void);
 
 /* Collectives across the ranks of the case. Each returns false, having done
  * its exchange, when some rank has failed, skipped or returned: return

@@ -67,6 +67,8 @@ static bool need_device_api(case_ctx_t *ctx, n4c_comm_t *comm)
       case_skip_unsupported(ctx);                                                         \
       return;                                                                             \
     }                                                                                     \
+    if ((want) != ncclInvalidUsage && case_refused_across_hosts((ctx), s_))               \
+      return;                                                                             \
     CASE_CHECK((ctx), s_ == N4C_ENCCL && n4c_last_nccl_result() == (want),                \
                "%s gave %s (%s), expected N4C_ENCCL (%s); last error: %s", #call,         \
                n4c_status_name(s_), ncclGetErrorString(n4c_last_nccl_result()),           \
@@ -78,6 +80,8 @@ static bool need_device_api(case_ctx_t *ctx, n4c_comm_t *comm)
   do {                                                                                    \
     if ((st) == N4C_ENOTSUP)                                                              \
       CASE_SKIP((ctx), "%s", n4c_last_error_message());                                   \
+    if (case_refused_across_hosts((ctx), (st)))                                           \
+      return;                                                                             \
   } while (0)
 
 #ifdef NCCLSIM
@@ -376,6 +380,8 @@ static bool dev10_one(case_ctx_t *ctx, n4c_comm_t *comm, int gin, int conn)
     case_skip_(ctx, "%s", n4c_last_error_message());
     return false;
   }
+  if (case_refused_across_hosts(ctx, st))
+    return false;
   if (!CASE_EXPECT(ctx, st == N4C_OK, "GIN %s, %s: %s; %s", n4c_gin_type_name((n4c_gin_type_t)gin), cname,
                    n4c_status_name(st), n4c_last_error_message()) ||
       !CASE_EXPECT(ctx, n4c_dev_comm_ptr(dc, &ptr) == N4C_OK && ptr, "ptr"))
@@ -515,20 +521,24 @@ void case_DEV_11(case_ctx_t *ctx)
 /* Simulated or real nodes among the ranks. */
 static bool count_nodes(case_ctx_t *ctx, int *nodes)
 {
-#ifdef NCCLSIM
-  const char *v = ncclsimParamGet("RANKS_PER_NODE");
-  int rpn = v ? atoi(v) : 0;
-
-  *nodes = rpn > 0 && rpn < ctx->nranks ? (ctx->nranks + rpn - 1) / rpn : 1;
-  return true;
-#else
   char mine[64] = "", all[16][64];
+#ifdef NCCLSIM
+  /* Simulated nodes of one host, or simulated hosts (--sim-hosts). */
+  if (!case_sim_hosts()) {
+    const char *v = ncclsimParamGet("RANKS_PER_NODE");
+    int rpn = v ? atoi(v) : 0;
 
+    *nodes = rpn > 0 && rpn < ctx->nranks ? (ctx->nranks + rpn - 1) / rpn : 1;
+    return true;
+  }
+  snprintf(mine, sizeof mine, "%s", getenv("NCCLSIM_HOST_ID"));
+#else
+  gethostname(mine, sizeof mine - 1);
+#endif
   if (ctx->nranks > 16) {
     case_skip_(ctx, "counts hosts of up to 16 ranks");
     return false;
   }
-  gethostname(mine, sizeof mine - 1);
   if (!ctx_allgather(ctx, mine, sizeof mine, all, sizeof all))
     return false;
   *nodes = 0;
@@ -539,7 +549,6 @@ static bool count_nodes(case_ctx_t *ctx, int *nodes)
     *nodes += !seen;
   }
   return true;
-#endif
 }
 
 void case_DEV_12(case_ctx_t *ctx)

@@ -67,6 +67,8 @@ static bool ft_allreduce_start(case_ctx_t *ctx, n4c_comm_t *comm, struct ft_env 
     return false;
   n4c_buffer_t b = n4c_buffer(e->dev, FT_COUNT, ncclFloat32, ctx->device);
   n4c_status_t st = n4c_comm_allreduce(comm, &b, &b, ncclSum, e->stream);
+  if (case_refused_across_hosts(ctx, st))
+    return false;
   return CASE_EXPECT(ctx, st == N4C_OK, "allreduce: %s; %s", n4c_status_name(st), n4c_last_error_message());
 }
 
@@ -113,6 +115,8 @@ static bool ft_nccl_fails(case_ctx_t *ctx, n4c_status_t st, ncclResult_t want, c
 static bool ft_revoke(case_ctx_t *ctx, n4c_comm_t *comm)
 {
   n4c_status_t st = n4c_comm_revoke(comm, 0);
+  if (case_refused_across_hosts(ctx, st))
+    return false;
   if (st == N4C_ENOTSUP) {
     case_skip_unsupported(ctx);
     return false;
@@ -349,6 +353,8 @@ void case_FT_05(case_ctx_t *ctx)
   n4c_status_t st = n4c_comm_suspend(comm, N4C_SUSPEND_MEM);
   if (st == N4C_ENOTSUP)
     CASE_SKIP_UNSUPPORTED(ctx);
+  if (case_refused_across_hosts(ctx, st))
+    return;
   CASE_CHECK(ctx, st == N4C_OK, "suspend(MEM): %s; %s", n4c_status_name(st), n4c_last_error_message());
   CASE_OK(ctx, n4c_comm_mem_stat(comm, N4C_MEM_STAT_GPU_MEM_SUSPENDED, &suspended));
   CASE_CHECK(ctx, suspended == 1, "mem_stat(GPU_MEM_SUSPENDED) is %llu while suspended, expected 1",

@@ -72,6 +72,8 @@ static inline bool rma_window(case_ctx_t *ctx, n4c_comm_t *comm, size_t bytes, i
     return false;
   n4c_buffer_t b = n4c_buffer(*mem, bytes, ncclUint8, ctx->device);
   n4c_status_t st = n4c_comm_register_window(comm, &b, flags, win);
+  if (case_refused_across_hosts(ctx, st))
+    return false;
   if (!CASE_EXPECT(ctx, st == N4C_OK, "n4c_comm_register_window: %s (%s)", n4c_strerror(st),
                    n4c_last_error_message()))
     return false;

@@ -55,17 +55,21 @@ TESTS += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.
 if HAVE_MPI
 TESTS += conformance/suite-mpi2.tap conformance/suite-mpi4.tap
 endif
+if HAVE_UCX
+TESTS += conformance/suite-hosts.tap
+endif
 endif
 EXTRA_DIST += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap \
 	conformance/suite-n4-2nodes.tap conformance/suite-procs2.tap conformance/suite-procs4.tap \
-	conformance/suite-mpi.sh conformance/suite-mpi2.tap conformance/suite-mpi4.tap
+	conformance/suite-mpi.sh conformance/suite-mpi2.tap conformance/suite-mpi4.tap \
+	conformance/suite-hosts.tap
 CLEANFILES += conformance/report-n2.json conformance/report-n4.json \
 	conformance/report-n8.json conformance/report-n2.xml conformance/report-n4.xml \
 	conformance/report-n8.xml conformance/report-n4-2nodes.json conformance/report-n4-2nodes.xml \
 	conformance/report-procs2.json conformance/report-procs2.xml \
 	conformance/report-procs4.json conformance/report-procs4.xml \
 	conformance/report-mpi2.json conformance/report-mpi2.xml conformance/report-mpi4.json \
-	conformance/report-mpi4.xml
+	conformance/report-mpi4.xml conformance/report-hosts.json conformance/report-hosts.xml
 
 # --procs itself: what it refuses, its header and reports, and its watchdog
 # (a case past --timeout, a rank process killed mid-case, the runner killed

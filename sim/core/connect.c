@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "../sim.h"
+#include "../net/net.h"
 
 typedef struct {
   sim_rv_table rounds;
@@ -129,19 +130,23 @@ static bool need_of(sim_task *t, need *nd) {
   sim_clique *c = comm->clique;
   size_t n = (size_t)c->nranks;
   *nd = (need){t, c, 0, -1, -1, false};
-  /* Across hosts the first-use rule is not simulated yet (sim/net). */
-  if (!comm->blocking || c->net) return false;
+  if (!comm->blocking) return false;
+  /* Across hosts (sim/net) the rule holds between ranks of one host only:
+   * the rounds of links to other hosts and of the collective ring would
+   * wait for ranks that never arrive here. */
   switch (t->conn) {
   case SIM_CONN_SEND:
   case SIM_CONN_RECV:
     nd->a = t->conn == SIM_CONN_SEND ? comm->rank : t->conn_peer;
     nd->b = t->conn == SIM_CONN_SEND ? t->conn_peer : comm->rank;
     nd->key = KEY(KEY_LINK, (size_t)nd->a * n + (size_t)nd->b);
+    if (c->net && c->net->host[nd->a] != c->net->host[nd->b]) return false;
     break;
   case SIM_CONN_COLL: nd->key = KEY(KEY_COLL, 0); break;
   case SIM_CONN_RMA: nd->key = KEY(KEY_RMA, 0); break;
   default: return false;
   }
+  if (c->net && (t->conn == SIM_CONN_COLL || t->conn == SIM_CONN_RMA)) return false;
   return !is_connected(nd);
 }
 
