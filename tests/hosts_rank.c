@@ -281,11 +281,19 @@ int main(int argc, char **argv) {
       return fail("die: ncclRecv", r);
     time_t t0 = time(NULL);
     cudaError_t e = cudaStreamSynchronize(s);
+    long took = (long)(time(NULL) - t0);
     ncclResult_t a;
     ncclCommGetAsyncError(comms[0], &a);
+    char last[1024];
+    snprintf(last, sizeof last, "%s", ncclGetLastError(comms[0]));
+    fprintf(stderr, "hosts_rank: rank %d: the receive from the dead host ended after %ld s: %s: %s\n", first, took,
+            ncclGetErrorString(a), last);
     if (e == cudaSuccess && a == ncclSuccess) return fail("die: the receive from a dead host succeeded", a);
-    fprintf(stderr, "hosts_rank: rank %d: the receive from the dead host ended after %ld s: %s\n", first,
-            (long)(time(NULL) - t0), ncclGetErrorString(a));
+    /* NCCL's error for a lost peer, well before NCCLSIM_TIMEOUT (30 s
+     * here), naming the host and its ranks. */
+    if (a != ncclRemoteError) return fail("die: not ncclRemoteError", a);
+    if (took > 15) return fail("die: the dead host was noticed only at the timeout", a);
+    if (!strstr(last, "host h1 (ranks 2,3)")) return fail("die: the error does not name host h1 and its ranks", a);
     for (int i = 0; i < count; i++) ncclCommAbort(comms[i]);
     return 0;
   }

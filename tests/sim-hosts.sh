@@ -13,8 +13,9 @@
 #   badkey   the id's key changed in rank 1's process: the root refuses it,
 #            and rank 0 times out
 #   missing  3 ranks, 2 started: init ends with ncclTimeout, naming rank 2
-#   die      host h1 exits after init; h0's receive from it fails by
-#            NCCLSIM_TIMEOUT instead of hanging
+#   die      host h1 exits after init; h0's receive from it fails with
+#            ncclRemoteError, naming the host and its ranks, well before
+#            NCCLSIM_TIMEOUT (UCX notices the dropped connection)
 # Run from the top build directory.
 set -u
 dir=tests/sim-hosts.d
@@ -57,6 +58,6 @@ HOSTS_RANK_HOSTS=2 run_case ring1 ring 6 30 "h0 0 3" "h1 3 3"
 run_case badkey badkey 2 3 "h0 0 1" "h1 1 1"
 run_case missing missing 3 2 "h0 0 1" "h1 1 1"
 grep -q "rank(s) \[2\]" "$dir"/missing.*.log || { echo "FAIL: missing: no log names rank 2"; cat "$dir"/missing.*.log; fails=$((fails + 1)); }
-run_case die die 4 3 "h0 0 2" "h1 2 2"
+run_case die die 4 30 "h0 0 2" "h1 2 2"
 test "$fails" = 0 || exit 1
 rm -rf "$dir"

@@ -129,5 +129,15 @@ void sim_ucx_sleep(int max_ms);
 void sim_ucx_cancel(sim_ucx_op *op);
 /* ucs_status_string of op->status. */
 const char *sim_ucx_status_text(const sim_ucx_op *op);
+/* Makes the endpoints to every process of m's other hosts now (at init),
+ * so that a host that dies is noticed even by a rank that only receives
+ * from it: UCX fails the endpoint when the connection drops. */
+void sim_ucx_connect(const sim_net_map *m);
+/* Why UCX gave up the endpoint to peer's process, or NULL while it is up. */
+const char *sim_ucx_peer_failed(const sim_net_map *m, int peer);
+/* Ends a wait on a rank elsewhere whose process is gone: fails comm with
+ * ncclRemoteError, naming the peer, its host and the host's ranks
+ * (net/join.c). */
+ncclResult_t sim_net_peer_gone(ncclComm_t comm, int peer, const char *why);
 
 #endif /* NCCLSIM_NET_H_ */

@@ -78,7 +78,9 @@ static struct {
   ucp_worker_h worker;
   void *addr; /* the worker's address, copied out of UCX's (released) */
   size_t addr_len;
-  struct ep_rec { uint64_t group; int pid; ucp_ep_h ep; } *eps;
+  /* One record per peer process, never moved (the error handler holds
+   * it): failed is set when UCX gives the endpoint up (the peer died). */
+  struct ep_rec { uint64_t group; int pid; ucp_ep_h ep; _Atomic int failed; } **eps;
   int neps, cap;
   int efd; /* the worker's event descriptor; -1: none */
 } ux = {.lock = PTHREAD_MUTEX_INITIALIZER, .efd = -1};
@@ -92,12 +94,13 @@ static void teardown(void) {
   if (ux.ready && !sim_net_comms_here()) {
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
     for (int i = 0; i < ux.neps; i++) {
-      void *r = fn.ucp_ep_close_nbx(ux.eps[i].ep, &p);
+      void *r = fn.ucp_ep_close_nbx(ux.eps[i]->ep, &p);
       if (UCS_PTR_IS_PTR(r)) {
         while (fn.ucp_request_check_status(r) == UCS_INPROGRESS) fn.ucp_worker_progress(ux.worker);
         fn.ucp_request_free(r);
       }
     }
+    for (int i = 0; i < ux.neps; i++) free(ux.eps[i]);
     free(ux.eps);
     ux.eps = NULL;
     ux.neps = ux.cap = 0;
@@ -176,7 +179,14 @@ ncclResult_t sim_ucx_init(const void **addr, size_t *len, char *why, size_t why_
 static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st) {
   (void)ep;
   struct ep_rec *e = arg;
-  SIM_INFO(SIM_P2P, "UCX: the endpoint to pid %d failed: %s", e ? e->pid : -1, fn.ucs_status_string(st));
+  atomic_store(&e->failed, (int)st);
+  SIM_INFO(SIM_P2P, "UCX: the endpoint to pid %d failed: %s", e->pid, fn.ucs_status_string(st));
+}
+
+static struct ep_rec *rec_find(uint64_t g, int pid) {
+  for (int i = 0; i < ux.neps; i++)
+    if (ux.eps[i]->group == g && ux.eps[i]->pid == pid) return ux.eps[i];
+  return NULL;
 }
 
 /* The endpoint to peer's process, made at first use. */
@@ -185,26 +195,28 @@ static ucp_ep_h ep_of(const sim_net_map *m, int peer) {
   int pid = m->pid[peer];
   ucp_ep_h ep = NULL;
   pthread_mutex_lock(&ux.lock);
-  for (int i = 0; i < ux.neps && !ep; i++)
-    if (ux.eps[i].group == g && ux.eps[i].pid == pid) ep = ux.eps[i].ep;
+  struct ep_rec *rec = rec_find(g, pid);
+  if (rec) ep = rec->ep;
   if (!ep && ux.neps == ux.cap) {
     int cap = ux.cap ? 2 * ux.cap : 16;
-    struct ep_rec *n = realloc(ux.eps, (size_t)cap * sizeof *n);
+    struct ep_rec **n = realloc(ux.eps, (size_t)cap * sizeof *n);
     if (n) ux.eps = n, ux.cap = cap;
   }
-  if (!ep && ux.neps < ux.cap) {
-    /* The error handler's argument is the pid alone: records move as the
-     * array grows. */
+  if (!ep && ux.neps < ux.cap && (rec = calloc(1, sizeof *rec))) {
     ucp_ep_params_t ep_p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                                           UCP_EP_PARAM_FIELD_ERR_HANDLER,
                             .address = (const ucp_address_t *)(m->addrs + m->addr_off[peer]),
                             .err_mode = UCP_ERR_HANDLING_MODE_PEER,
-                            .err_handler = {.cb = ep_failed, .arg = NULL}};
+                            .err_handler = {.cb = ep_failed, .arg = rec}};
+    *rec = (struct ep_rec){g, pid, NULL, 0};
     ucs_status_t st = fn.ucp_ep_create(ux.worker, &ep_p, &ep);
-    if (st == UCS_OK) ux.eps[ux.neps++] = (struct ep_rec){g, pid, ep};
-    else {
+    if (st == UCS_OK) {
+      rec->ep = ep;
+      ux.eps[ux.neps++] = rec;
+    } else {
       SIM_WARN(SIM_P2P, "UCX: cannot make an endpoint to rank %d (pid %d on %s): %s", peer, pid, m->host_name[peer],
                fn.ucs_status_string(st));
+      free(rec);
       ep = NULL;
     }
   }
@@ -312,6 +324,19 @@ void sim_ucx_cancel(sim_ucx_op *op) {
 
 const char *sim_ucx_status_text(const sim_ucx_op *op) { return fn.ucs_status_string((ucs_status_t)op->status); }
 
+void sim_ucx_connect(const sim_net_map *m) {
+  for (int r = 0; r < m->nranks; r++)
+    if (m->host[r] != m->my_host) (void)ep_of(m, r);
+}
+
+const char *sim_ucx_peer_failed(const sim_net_map *m, int peer) {
+  pthread_mutex_lock(&ux.lock);
+  struct ep_rec *rec = rec_find(m->group[peer], m->pid[peer]);
+  int st = rec ? atomic_load(&rec->failed) : 0;
+  pthread_mutex_unlock(&ux.lock);
+  return st ? fn.ucs_status_string((ucs_status_t)st) : NULL;
+}
+
 void sim_ucx_sleep(int max_ms) {
   /* Armed, the worker's descriptor wakes us at the next event; BUSY: there
    * is work now. Several waiting threads may arm it: a spurious wake only
@@ -343,5 +368,7 @@ ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed) { (void)op, (void)pr
 void sim_ucx_sleep(int max_ms) { (void)max_ms; }
 void sim_ucx_cancel(sim_ucx_op *op) { (void)op; }
 const char *sim_ucx_status_text(const sim_ucx_op *op) { (void)op; return "no UCX"; }
+void sim_ucx_connect(const sim_net_map *m) { (void)m; }
+const char *sim_ucx_peer_failed(const sim_net_map *m, int peer) { (void)m, (void)peer; return NULL; }
 
 #endif

@@ -58,6 +58,13 @@ static ncclResult_t net_wait(sim_task *base, sim_due *due) {
       return ncclRemoteError;
     }
     if (idle < (1u << 16)) continue;
+    const char *gone = sim_ucx_peer_failed(comm->clique->net, t->peer);
+    if (gone) { /* its host died: every rank of this host ends (NCCL: ncclRemoteError) */
+      sim_ucx_cancel(&t->op);
+      ncclResult_t r = sim_net_peer_gone(comm, t->peer, gone);
+      sim_clique_abort(comm->clique);
+      return r;
+    }
     if (sim_now_ns() >= sim_due_ns(due)) {
       sim_ucx_cancel(&t->op);
       return ncclTimeout;
