@@ -38,6 +38,13 @@ run allreduce_bw 1048576 2,4
 run coll_roofline 1048576 1048576 2,4,8 2
 # Ranks as processes: ncclsim builds only; 1 MiB, 2000 round trips, 3 repeats.
 test -x bench/procs_bw && run procs_bw 1048576 2000 3 2,4
+# Two simulated hosts against ucx_perftest and Open MPI's TCP path (ncclsim
+# with UCX, and ucx-utils): one round of 1 MiB, 2 repeats.
+if test -x bench/hosts_bw && command -v ucx_perftest >/dev/null 2>&1; then
+  check hosts_vs_ucx "hosts-vs-ucx.sh 1 1048576 2" \
+    env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    sh "$(dirname "$0")/hosts-vs-ucx.sh" 1 1048576 2
+fi
 # The Open MPI peer: configure --with-mpi builds only. Open MPI frees
 # nothing at exit: LeakSanitizer (ASan builds) would fail it.
 if test -x bench/mpi_peer; then

@@ -156,13 +156,21 @@ tests_sim_cuda_api_LDADD = $(SIM_TEST_LDADD)
 # ncclsim's headers against CUDA's and NCCL's.
 include $(srcdir)/tests/compat.mk
 
-# Ranks on several simulated hosts, through UCX (sim/net).
+# Ranks on several simulated hosts, through UCX (sim/net); the bootstrap's
+# refusals in one process (tests/sim_net).
 if BACKEND_SIM
 if HAVE_UCX
 check_PROGRAMS += tests/hosts_rank
 TESTS += tests/sim-hosts.sh
+if HAVE_CMOCKA
+check_PROGRAMS += tests/sim_net
+TESTS += tests/sim_net
 endif
 endif
+endif
+tests_sim_net_SOURCES = tests/sim_net.c
+tests_sim_net_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_net_LDADD = $(SIM_TEST_LDADD)
 tests_hosts_rank_SOURCES = tests/hosts_rank.c
 tests_hosts_rank_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
 tests_hosts_rank_LDADD = sim/libncclsim.la

@@ -1,0 +1,111 @@
+/*
+ * tests/sim_net.c — the bootstrap of ranks on other hosts (sim/net), in
+ * one process: the interface filter, an id without an interface, and the
+ * root's refusals (nranks that disagree, a rank twice, an id used twice).
+ * Ranks of one process are one host, so the communicators made here are
+ * ordinary ones, met through the root. tests/sim-hosts.sh covers hosts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "net/net_internal.h"
+#include "sim.h"
+#include "sim_ranks.h"
+#include "sim_comms.h"
+#include <nccl_device.h>
+
+static void test_ifname_match(void **state) {
+  (void)state;
+  assert_true(sim_net_ifname_match("eth", "eth0"));
+  assert_true(sim_net_ifname_match("ib,eth", "eth1"));
+  assert_false(sim_net_ifname_match("ib", "eth0"));
+  assert_false(sim_net_ifname_match("^lo,docker", "lo"));
+  assert_false(sim_net_ifname_match("^lo,docker", "docker0"));
+  assert_true(sim_net_ifname_match("^lo,docker", "eth0"));
+  assert_false(sim_net_ifname_match("=eth", "eth0"));
+  assert_true(sim_net_ifname_match("=eth0", "eth0"));
+  assert_false(sim_net_ifname_match("^=lo", "lo"));
+  assert_true(sim_net_ifname_match("^=lo", "lo0"));
+}
+
+/* First: once the process's root listens, the interface no longer matters. */
+static void test_no_interface(void **state) {
+  (void)state;
+  ncclUniqueId id;
+  assert_int_equal(ncclsimParamSet("NET", "1"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("SOCKET_IFNAME", "=no-such-interface"), ncclSuccess);
+  assert_int_equal(ncclGetUniqueId(&id), ncclSystemError);
+  assert_non_null(strstr(ncclGetLastError(NULL), "no interface is up") ? "" : NULL);
+  assert_int_equal(ncclsimParamSet("SOCKET_IFNAME", "auto"), ncclSuccess);
+}
+
+/* n ranks of one thread, in a group: every init's bootstrap is prepared
+ * before any of them waits for its host's ranks. */
+static ncclResult_t init_group(ncclComm_t *comms, int n, const int *nranks, const int *ranks, ncclUniqueId id) {
+  ncclResult_t first = ncclSuccess;
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(r);
+    ncclResult_t res = ncclCommInitRank(&comms[r], nranks[r], id, ranks[r]);
+    if (first == ncclSuccess) first = res;
+  }
+  ncclResult_t g = ncclGroupEnd();
+  cudaSetDevice(0);
+  return first != ncclSuccess ? first : g;
+}
+
+static void test_group_through_root(void **state) {
+  (void)state;
+  ncclUniqueId id;
+  ncclComm_t comms[3];
+  const int nr[3] = {3, 3, 3}, rk[3] = {0, 1, 2};
+  assert_int_equal(ncclsimParamSet("NET", "1"), ncclSuccess);
+  assert_int_equal(ncclGetUniqueId(&id), ncclSuccess);
+  assert_int_equal(init_group(comms, 3, nr, rk, id), ncclSuccess);
+  check_allreduce_ranks(comms, 3, true);
+  ncclCommProperties_t p = NCCL_COMM_PROPERTIES_INITIALIZER;
+  assert_int_equal(ncclCommQueryProperties(comms[0], &p), ncclSuccess);
+  assert_int_equal(p.nLsaTeams, 1); /* one process: one host */
+  destroy_all(comms, 3);
+  /* The id served its communicator: the root refuses it now. */
+  assert_int_equal(init_group(comms, 3, nr, rk, id), ncclInvalidUsage);
+  assert_non_null(strstr(ncclGetLastError(NULL), "served a communicator already") ? "" : NULL);
+  for (int r = 0; r < 3; r++) ncclCommAbort(comms[r]);
+}
+
+static void test_root_refusals(void **state) {
+  (void)state;
+  ncclUniqueId id;
+  ncclComm_t comms[2];
+  assert_int_equal(ncclsimParamSet("NET", "1"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("TIMEOUT", "2"), ncclSuccess);
+  /* nranks that disagree: the second rank is refused, the first times out. */
+  const int nr[2] = {2, 3}, rk[2] = {0, 1};
+  assert_int_equal(ncclGetUniqueId(&id), ncclSuccess);
+  ncclResult_t res = init_group(comms, 2, nr, rk, id);
+  assert_true(res == ncclInvalidUsage || res == ncclTimeout);
+  for (int r = 0; r < 2; r++) ncclCommAbort(comms[r]);
+  /* One rank twice. */
+  const int nr2[2] = {2, 2}, rk2[2] = {1, 1};
+  assert_int_equal(ncclGetUniqueId(&id), ncclSuccess);
+  res = init_group(comms, 2, nr2, rk2, id);
+  assert_true(res == ncclInvalidUsage || res == ncclTimeout);
+  for (int r = 0; r < 2; r++) ncclCommAbort(comms[r]);
+  assert_int_equal(ncclsimParamSet("TIMEOUT", NULL), ncclSuccess);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ifname_match),
+      cmocka_unit_test(test_no_interface),
+      cmocka_unit_test(test_group_through_root),
+      cmocka_unit_test(test_root_refusals),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
