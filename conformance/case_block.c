@@ -284,7 +284,6 @@ void case_BLOCK_06(case_ctx_t *ctx)
   int n = ctx->nranks, next = (ctx->rank + 1) % n, prev = (ctx->rank + n - 1) % n;
   if (n < 2)
     CASE_SKIP(ctx, "needs 2 ranks (rank 1 releases rank 0's wait), there is 1");
-  /* Its signals are grouped: a refusal would leave the group open. */
   if (case_sim_hosts())
     CASE_SKIP(ctx, "ncclsim does not yet run one-sided operations across hosts");
   if (!block_setup(ctx, &e))

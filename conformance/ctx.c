@@ -7,6 +7,7 @@
 #include "runner.h"
 #ifdef NCCLSIM
 #include <nccl_device.h>
+#include <ncclsim.h>
 #endif
 
 struct ctx_defer {
@@ -214,6 +215,15 @@ void ctx_defer(case_ctx_t *ctx, void (*fn)(void *), void *arg)
 
 void ctx_run_defers(case_ctx_t *ctx)
 {
+#ifdef NCCLSIM
+  /* A case that stopped inside a group (a failed or skipped call between
+   * group start and end) must not leave it open: under --procs and --mpi
+   * this thread runs the next case, whose calls would join the group. */
+  if (ncclsimGroupDepth() > 0)
+    ctx_note(ctx, "the case left %d group(s) open: ended here", ncclsimGroupDepth());
+  while (ncclsimGroupDepth() > 0)
+    (void)n4c_group_end();
+#endif
   while (ctx->defers) {
     struct ctx_defer *d = ctx->defers;
 

@@ -143,6 +143,8 @@ static void forget(ncclComm_t comm, bool jobs) {
   }
 }
 
+SIM_EXPORT int ncclsimGroupDepth(void) { return depth; }
+
 SIM_EXPORT ncclResult_t ncclGroupStart(void) {
   depth++;
   return ncclSuccess;

@@ -58,6 +58,12 @@ void ncclsimParamDump(void *out);
  * many allocations have been made since the last call. */
 uint64_t ncclsimAllocFailAfter(uint64_t n);
 
+/* The calling thread's ncclGroupStart depth (0: outside any group). No
+ * NCCL counterpart; a test harness that runs several tests on one thread
+ * checks with it that a test which stopped early left no group open.
+ * Thread-safe: each thread has its own. */
+int ncclsimGroupDepth(void);
+
 /* Live simulated-memory allocations (cudaMalloc, cudaMallocHost,
  * ncclMemAlloc) and their total size in bytes. */
 void ncclsimMemStats(size_t *count, size_t *bytes);
