@@ -93,33 +93,12 @@ void coll_net_free(coll_task *t) {
   t->net = NULL;
 }
 
-/* A rank elsewhere whose process UCX lost: its host is gone, and with it
- * this collective: every rank of this host ends (ncclRemoteError). */
-static ncclResult_t host_gone(ncclComm_t comm) {
-  sim_net_map *m = comm->clique->net;
-  for (int r = 0; r < m->nranks; r++) {
-    const char *why = m->host[r] != m->my_host ? sim_ucx_peer_failed(m, r) : NULL;
-    if (!why) continue;
-    ncclResult_t res = sim_net_peer_gone(comm, r, why);
-    sim_clique_abort(comm->clique);
-    return res;
-  }
-  return ncclSuccess;
-}
-
-/* Waits for every operation in x->ops[from..x->nops). */
+/* Waits for every operation in x->ops[from..x->nops); a host that dies
+ * meanwhile ends every rank of this host (sim_net_check_gone). */
 static ncclResult_t wait_ops(coll_net *x, int from, ncclComm_t comm, sim_due *due) {
   for (int i = from; i < x->nops; i++) {
-    ncclResult_t res;
-    bool moved = false;
-    for (unsigned idle = 0; (res = sim_ucx_test(&x->ops[i], &moved)) == ncclInProgress; idle = moved ? 0 : idle + 1) {
-      if (atomic_load(sim_comm_cancel(comm))) return ncclRemoteError;
-      if (idle < 1024) continue;
-      ncclResult_t gone = host_gone(comm);
-      if (gone != ncclSuccess) return gone;
-      if (sim_now_ns() >= sim_due_ns(due)) return ncclTimeout;
-      sim_ucx_sleep(1);
-    }
+    ncclResult_t res = sim_net_wait(comm, &x->ops[i], -1, 1024, due);
+    if (x->ops[i].cancelled) return res;
     if (res != ncclSuccess)
       return sim_comm_fail(comm, res, "collective across hosts: a message between hosts' leaders failed in UCX: %s",
                            sim_ucx_status_text(&x->ops[i]));
@@ -141,8 +120,7 @@ static ncclResult_t wait_host(sim_clique *c, sim_rv_table *rounds, sim_rv *rv, n
       sched_yield();
       continue;
     }
-    ncclResult_t gone = host_gone(comm);
-    if (gone != ncclSuccess) return gone;
+    SIM_CHECK(sim_net_check_gone(comm, -1));
     if (sim_now_ns() >= sim_due_ns(due)) return ncclTimeout;
     sim_ucx_sleep(1); /* keeps UCX moving for the other hosts meanwhile */
   }

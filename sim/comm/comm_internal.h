@@ -7,10 +7,10 @@
 /* A rank's comm, before it joins a clique. */
 ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *config);
 void sim_comm_free(ncclComm_t comm);
-/* Makes the clique of `comms` (nranks of them, indexed by rank), sets the
- * topology and READY on each. On failure nothing is attached. */
-/* Makes the clique of comms (nranks of them; across hosts, NULL for the
- * ranks elsewhere, and net the host map, which the clique then owns). */
+/* Makes the clique of `comms` (nranks of them, indexed by rank; across
+ * hosts NULL for the ranks elsewhere, and `net` the host map, which the
+ * clique then owns), sets the topology and READY on each. On failure
+ * nothing is attached (and net stays the caller's). */
 ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key, struct sim_net_map *net);
 /* A fresh random communicator key. */
 uint64_t sim_unique_key(void);

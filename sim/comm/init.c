@@ -66,26 +66,24 @@ static void id_write(ncclUniqueId *id, uint64_t key, uint64_t parent_key, uint64
   memcpy(id->internal + ID_SECRET, &secret, sizeof secret);
 }
 
-static uint64_t random64(void) {
+uint64_t sim_unique_key(void) {
   static _Atomic uint64_t counter;
   uint64_t rnd = 0;
   if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = sim_now_ns();
   return rnd ^ ((uint64_t)getpid() << 32) ^ atomic_fetch_add(&counter, 1);
 }
 
-uint64_t sim_unique_key(void) { return random64(); }
-
 SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   if (!id) {
     SIM_WARN(SIM_INIT, "ncclGetUniqueId: uniqueId is NULL");
     return ncclInvalidArgument;
   }
-  uint64_t key = random64();
+  uint64_t key = sim_unique_key();
   if (!sim_net_on()) {
     id_write(id, key, 0, 0, 0, NULL, 0);
     return ncclSuccess;
   }
-  uint64_t secret = random64() | 1;
+  uint64_t secret = sim_unique_key() | 1;
   sim_net_addr root;
   SIM_CHECK(sim_net_root_open(secret, &root));
   id_write(id, key, 0, 0, 0, &root, secret);
@@ -243,9 +241,10 @@ ncclResult_t sim_init_cancel(ncclComm_t comm) {
 
 static void report_missing(ncclComm_t comm, sim_rv *rv) {
   char missing[256];
-  sim_rv_missing(rv, missing, sizeof missing);
   sim_net_map *m = comm->net_pending;
-  if (m) { /* across hosts, only this host's ranks arrive here */
+  if (!m) {
+    sim_rv_missing(rv, missing, sizeof missing);
+  } else { /* across hosts, only this host's ranks arrive here */
     int n = 0;
     missing[0] = 0;
     for (int r = 0; r < m->nranks && n < (int)sizeof missing - 12; r++)

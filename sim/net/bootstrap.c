@@ -32,16 +32,17 @@
 
 /* ------------------------------------------------------------ identity */
 
+bool sim_net_host_set(void) { return strcmp(sim_param_text(SIM_P_HOST_ID), "auto") != 0; }
+
 bool sim_net_on(void) {
   const char *v = sim_param_text(SIM_P_NET);
-  if (!strcmp(v, "auto")) return strcmp(sim_param_text(SIM_P_HOST_ID), "auto") != 0;
+  if (!strcmp(v, "auto")) return sim_net_host_set();
   return sim_param_int(SIM_P_NET) != 0;
 }
 
 const char *sim_net_host_name(void) {
   static char name[SIM_NET_HOST_NAME];
-  const char *v = sim_param_text(SIM_P_HOST_ID);
-  if (strcmp(v, "auto") != 0) return v;
+  if (sim_net_host_set()) return sim_param_text(SIM_P_HOST_ID);
   if (!name[0] && gethostname(name, sizeof name - 1) != 0) snprintf(name, sizeof name, "localhost");
   return name;
 }

@@ -174,13 +174,3 @@ void sim_net_describe_host(const sim_net_map *m, int host, char *buf, size_t len
     }
   if (n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, ")");
 }
-
-ncclResult_t sim_net_peer_gone(ncclComm_t comm, int peer, const char *why) {
-  const sim_net_map *m = comm->clique->net;
-  char host[256];
-  sim_net_describe_host(m, m->host[peer], host, sizeof host);
-  return sim_comm_fail(comm, ncclRemoteError,
-                       "rank %d lost rank %d (pid %d) on %s: UCX: %s (its process is gone; NCCL reports a peer it "
-                       "lost as ncclRemoteError)",
-                       comm->rank, peer, m->pid[peer], host, why);
-}

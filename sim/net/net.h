@@ -67,6 +67,8 @@ typedef struct sim_net_map {
 bool sim_net_on(void);
 /* This host's identity: the arena's job, or a random number per process. */
 uint64_t sim_net_group(void);
+/* Whether NCCLSIM_HOST_ID names this process's host (it is not auto). */
+bool sim_net_host_set(void);
 /* NCCLSIM_HOST_ID, else the machine's name. */
 const char *sim_net_host_name(void);
 
@@ -90,11 +92,8 @@ void sim_net_map_free(sim_net_map *m);
 /* "host NAME (ranks 2,3)" for diagnostics. */
 void sim_net_describe_host(const sim_net_map *m, int host, char *buf, size_t len);
 
-/* Whether `peer` of c is on another host. */
-static inline bool sim_net_remote(const struct sim_clique *c, const sim_net_map *m, int peer) {
-  (void)c;
-  return m && m->host[peer] != m->my_host;
-}
+/* Whether `peer` is on another host than the clique of m (NULL: one host). */
+static inline bool sim_net_remote(const sim_net_map *m, int peer) { return m && m->host[peer] != m->my_host; }
 
 /* UCX (net/ucx.c). */
 /* Makes the process's context and worker once; its address for the
@@ -109,6 +108,7 @@ typedef struct sim_ucx_op {
   int status;    /* ucs_status_t once ended */
   size_t length; /* a receive's bytes, once ended */
   bool recv;
+  bool cancelled;   /* ended by sim_ucx_cancel, not by UCX */
   _Atomic int done; /* set by UCX's completion callback (any progressing thread) */
 } sim_ucx_op;
 /* A tagged send to `peer`'s process, or a receive of one. ncclSystemError
@@ -135,9 +135,20 @@ const char *sim_ucx_status_text(const sim_ucx_op *op);
 void sim_ucx_connect(const sim_net_map *m);
 /* Why UCX gave up the endpoint to peer's process, or NULL while it is up. */
 const char *sim_ucx_peer_failed(const sim_net_map *m, int peer);
-/* Ends a wait on a rank elsewhere whose process is gone: fails comm with
- * ncclRemoteError, naming the peer, its host and the host's ranks
- * (net/join.c). */
-ncclResult_t sim_net_peer_gone(ncclComm_t comm, int peer, const char *why);
+
+/* Waiting on ranks elsewhere (net/peer_wait.c). */
+struct sim_due;
+/* If the process of `peer` (-1: of any rank elsewhere) is gone (UCX gave
+ * its endpoint up): fails comm with ncclRemoteError, naming the peer, its
+ * pid, its host and the host's ranks, aborts the clique so that every rank
+ * of this host ends too (NCCL's error for a lost peer), and returns
+ * ncclRemoteError. Else ncclSuccess. */
+ncclResult_t sim_net_check_gone(ncclComm_t comm, int peer);
+/* Progresses UCX until op ends: its result (sim_ucx_test). While nothing
+ * moves for idle_spins polls it sleeps on the worker's events, 1 ms at a
+ * time, checking comm's cancel (ncclRemoteError), `peer` as
+ * sim_net_check_gone does, and the deadline (ncclTimeout); op is cancelled
+ * in those three cases (op->cancelled tells them from UCX's own end). */
+ncclResult_t sim_net_wait(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned idle_spins, struct sim_due *due);
 
 #endif /* NCCLSIM_NET_H_ */

@@ -55,7 +55,7 @@ static bool ucx_load(char *why, size_t why_len) {
   setenv("UCX_MEM_MALLOC_HOOKS", "no", 0);
   setenv("UCX_MEMTYPE_CACHE", "n", 0);
   setenv("UCX_RCACHE_ENABLE", "n", 0);
-  if (strcmp(sim_param_text(SIM_P_HOST_ID), "auto") != 0) setenv("UCX_TLS", "tcp,self", 0);
+  if (sim_net_host_set()) setenv("UCX_TLS", "tcp,self", 0);
   void *h = dlopen("libucp.so.0", RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     snprintf(why, why_len, "cannot load UCX (libucp.so.0), which moves bytes between hosts: %s", dlerror());
@@ -258,6 +258,7 @@ static ncclResult_t started(sim_ucx_op *op, ucs_status_ptr_t r, bool recv) {
 ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes,
                           sim_ucx_op *op) {
   atomic_store(&op->done, 0);
+  op->cancelled = false;
   op->status = UCS_INPROGRESS;
   ucp_ep_h ep = ep_of(m, peer);
   if (!ep) {
@@ -275,6 +276,7 @@ ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const vo
 
 ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op) {
   atomic_store(&op->done, 0);
+  op->cancelled = false;
   op->status = UCS_INPROGRESS;
   op->length = 0;
   ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
@@ -320,6 +322,7 @@ void sim_ucx_cancel(sim_ucx_op *op) {
   fn.ucp_request_free(op->req);
   op->req = NULL;
   op->status = UCS_ERR_CANCELED;
+  op->cancelled = true;
 }
 
 const char *sim_ucx_status_text(const sim_ucx_op *op) { return fn.ucs_status_string((ucs_status_t)op->status); }

@@ -300,7 +300,7 @@ static ncclResult_t enqueue(bool is_send, void *buf, size_t count, ncclDataType_
   if ((res = sim_check_peer(comm, peer, op)) != ncclSuccess) return sim_group_error(res);
   if ((res = sim_check_buffer(comm, buf, count, dt, op, is_send ? "sendbuff" : "recvbuff")) != ncclSuccess)
     return sim_group_error(res);
-  if (sim_net_remote(comm->clique, comm->clique->net, peer))
+  if (sim_net_remote(comm->clique->net, peer))
     return sim_p2p_net_enqueue(is_send, buf, count, dt, peer, comm, stream);
   p2p_task *t = sim_task_alloc(sizeof *t, stream);
   if (!t) return sim_group_error(ncclSystemError);

@@ -48,29 +48,10 @@ static ncclResult_t net_post(sim_task *base) {
 static ncclResult_t net_wait(sim_task *base, sim_due *due) {
   net_task *t = (net_task *)base;
   ncclComm_t comm = base->comm;
-  ncclResult_t res;
-  bool moved = false;
-  /* Progress while bytes move; once nothing has moved for a while, sleep
-   * on the worker's events (at most 1 ms, for the cancel and deadline). */
-  for (unsigned idle = 0; (res = sim_ucx_test(&t->op, &moved)) == ncclInProgress; idle = moved ? 0 : idle + 1) {
-    if (atomic_load(sim_comm_cancel(comm))) {
-      sim_ucx_cancel(&t->op);
-      return ncclRemoteError;
-    }
-    if (idle < (1u << 16)) continue;
-    const char *gone = sim_ucx_peer_failed(comm->clique->net, t->peer);
-    if (gone) { /* its host died: every rank of this host ends (NCCL: ncclRemoteError) */
-      sim_ucx_cancel(&t->op);
-      ncclResult_t r = sim_net_peer_gone(comm, t->peer, gone);
-      sim_clique_abort(comm->clique);
-      return r;
-    }
-    if (sim_now_ns() >= sim_due_ns(due)) {
-      sim_ucx_cancel(&t->op);
-      return ncclTimeout;
-    }
-    sim_ucx_sleep(1);
-  }
+  /* Polled long before sleeping: a sleep between a large message's
+   * fragments cost most of its bandwidth. */
+  ncclResult_t res = sim_net_wait(comm, &t->op, t->peer, 1u << 16, due);
+  if (t->op.cancelled) return res; /* ended early: cancel, deadline or a host gone */
   size_t want = t->count * sim_dtype_size(t->dt);
   SIM_TRACE(SIM_P2P, "rank %d %s rank %d over UCX: %s, %zu of %zu bytes", comm->rank, t->is_send ? "->" : "<-",
             t->peer, sim_ucx_status_text(&t->op), t->is_send ? want : t->op.length, want);
