@@ -51,14 +51,14 @@ n4c_status_t n4c_comm_register_window(n4c_comm_t *comm, const n4c_buffer_t *buf,
   /* A non-blocking communicator may leave the handle NULL, with success or
    * ncclInProgress, until get_async_error reports success (as nccl.core's
    * register_window documents). */
+  if (r != ncclSuccess && r != ncclInProgress) { /* refused at once, blocking or not */
+    n4c_resource_unref(&w->base);
+    return n4c_nccl_error(op, "ncclCommWindowRegister", r);
+  }
   if (!w->win && (r == ncclInProgress || comm->nonblocking)) {
     n4c_comm_track(&w->base); /* fills once get_async_error reports success */
     *out = w;
     return N4C_OK;
-  }
-  if (r != ncclSuccess && r != ncclInProgress) {
-    n4c_resource_unref(&w->base);
-    return n4c_nccl_error(op, "ncclCommWindowRegister", r);
   }
   if (!w->win && !in_group()) { /* no windows on this platform: None */
     n4c_resource_unref(&w->base);

@@ -211,6 +211,35 @@ static void test_window(void **state) {
   assert_int_equal(n4c_comm_free(comm), N4C_OK);
 }
 
+/* Regression: on a non-blocking communicator, a registration NCCL refused
+ * at once (here ncclInvalidUsage, as ncclsim refuses one across hosts) was
+ * taken for one in progress: N4C_OK and a window that never filled. */
+static void test_window_nonblocking_refused(void **state) {
+  float data[64];
+  ncclUniqueId id;
+  memset(&id, 0, sizeof id);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  n4c_comm_t *comm = NULL;
+  will_return(__wrap_ncclCommInitRankConfig, ncclSuccess);
+  assert_int_equal(n4c_comm_init(&comm, 2, 0, &id, 1, &config), N4C_OK);
+  mock_identity_ok();
+  n4c_buffer_t b = n4c_buffer(data, 64, ncclFloat32, 0);
+  n4c_window_t *w = (n4c_window_t *)1;
+  expect_winreg(256, 1, ncclInvalidUsage, 0);
+  assert_int_equal(n4c_comm_register_window(comm, &b, N4C_WIN_COLL_SYMMETRIC, &w), N4C_ENCCL);
+  assert_int_equal(n4c_last_nccl_result(), ncclInvalidUsage);
+  assert_msg("ncclCommWindowRegister", NULL, NULL);
+  assert_null(w);
+  /* In progress, it is still a window to be filled. */
+  expect_winreg(256, 1, ncclInProgress, 0);
+  assert_int_equal(n4c_comm_register_window(comm, &b, N4C_WIN_COLL_SYMMETRIC, &w), N4C_OK);
+  assert_non_null(w);
+  assert_null(n4c_window_handle(w));
+  assert_int_equal(n4c_resource_free(N4C_RESOURCE(w)), N4C_OK);
+  free_comm(comm);
+}
+
 static void test_signals(void **state) {
   double data[16];
   n4c_comm_t *comm = mock_comm(2, 0, 0);
@@ -260,6 +289,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_buffer, check_leaks),
       cmocka_unit_test_teardown(test_window, check_leaks),
+      cmocka_unit_test_teardown(test_window_nonblocking_refused, check_leaks),
       cmocka_unit_test_teardown(test_signals, check_leaks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
