@@ -571,6 +571,13 @@ struct sim_clique {
   uint64_t grow_consumed; /* the last grow number an existing rank joined */
 };
 
+/* Across hosts (rma/rma_net.c): makes comm's signal row and maps it for
+ * UCX, its remote key in *key (sim_net_join's extra); frees what is
+ * left of it (a comm that never joined a clique, and at destroy). */
+struct sim_ucx_rkey;
+ncclResult_t sim_rma_net_row(ncclComm_t comm, struct sim_ucx_rkey *key);
+void sim_rma_net_comm_fini(ncclComm_t comm);
+
 /* The pid of the first rank of c whose process exited, and that rank in
  * *rank; 0 if none. */
 static inline int sim_clique_exited(sim_clique *c, int *rank) {
@@ -593,6 +600,10 @@ struct ncclComm {
   struct sim_net_boot *boot;
   struct sim_net_map *net_pending;
   uint64_t boot_key, boot_deadline;
+  /* Its signal counters, one per source rank, made before the bootstrap
+   * so that their remote key travels with it (the clique takes the row),
+   * and UCX's mapping of them in this process (rma/rma_net.c). */
+  void *net_sig_row, *net_sig_memh;
   int rank, nranks, device;
   int node, lsa_rank, lsa_size; /* simulated node topology */
   bool blocking;

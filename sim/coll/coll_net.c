@@ -21,7 +21,6 @@
  * orders (different streams) still meet their own.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,11 +72,8 @@ static size_t recv_elems(const net_hdr *h, int r, int n) {
   }
 }
 
-/* Bit 63 (p2p_net.c keeps it clear), 15 bits of the communicator, 8 of the
- * sequence number, 20 of each host. */
 static uint64_t tag_of(sim_clique *c, uint64_t seq, int from, int to) {
-  uint64_t k = c->key ^ (c->key >> 15) ^ (c->key >> 30) ^ (c->key >> 45);
-  return (1ull << 63) | ((k & 0x7fffull) << 48) | ((seq & 0xffull) << 40) | ((uint64_t)from << 20) | (uint64_t)to;
+  return sim_net_leader_tag(c->key, 0, seq, from, to);
 }
 
 void coll_net_free(coll_task *t) {
@@ -106,26 +102,6 @@ static ncclResult_t wait_ops(coll_net *x, int from, ncclComm_t comm, sim_due *du
   return ncclSuccess;
 }
 
-/* Until every rank of this host has arrived in rv. */
-static ncclResult_t wait_host(sim_clique *c, sim_rv_table *rounds, sim_rv *rv, ncclComm_t comm, sim_due *due) {
-  sim_net_map *m = c->net;
-  for (unsigned spin = 0;; spin++) {
-    int here = 0;
-    sim_rv_lock(rounds); /* arrivals change the round under it */
-    for (int r = 0; r < m->nranks; r++) here += m->host[r] == m->my_host && sim_rv_present(rv, r);
-    sim_rv_unlock(rounds);
-    if (here == m->host_size[m->my_host]) return ncclSuccess;
-    if (atomic_load(sim_comm_cancel(comm))) return ncclRemoteError;
-    if (spin < 64) {
-      sched_yield();
-      continue;
-    }
-    SIM_CHECK(sim_net_check_gone(comm, -1));
-    if (sim_now_ns() >= sim_due_ns(due)) return ncclTimeout;
-    sim_ucx_sleep(1); /* keeps UCX moving for the other hosts meanwhile */
-  }
-}
-
 static ncclResult_t push_op(coll_net *x, ncclResult_t posted) {
   if (posted == ncclSuccess) x->nops++;
   return posted;
@@ -137,7 +113,7 @@ ncclResult_t coll_net_exchange(coll_task *t, sim_rv_table *rounds, sim_rv *rv, s
   sim_net_map *m = c->net;
   int n = c->nranks, me = comm->rank, H = m->my_host;
   size_t es = sim_dtype_size(t->dt);
-  SIM_CHECK(wait_host(c, rounds, rv, comm, due));
+  SIM_CHECK(sim_net_wait_host(comm, rounds, rv, due));
   coll_net *x = sim_calloc(1, sizeof *x);
   if (!x) return ncclSystemError;
   t->net = x;

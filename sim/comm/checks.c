@@ -96,14 +96,16 @@ static ncclResult_t check_hosts(ncclComm_t comm, const char *op) {
   static const char *const built[] = {"ncclSend", "ncclRecv", "ncclCommFinalize", "ncclAllReduce",
                                       "ncclBroadcast", "ncclBcast", "ncclReduce", "ncclAllGather",
                                       "ncclReduceScatter", "ncclAlltoAll", "ncclGather", "ncclScatter",
-                                      "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy"};
+                                      "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy", "ncclCommWindowRegister",
+                                      "ncclCommWindowDeregister", "ncclPutSignal", "ncclSignal", "ncclWaitSignal",
+                                      "ncclCommRegister", "ncclCommDeregister", "ncclWinGetUserPtr"};
   for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
     if (!strcmp(op, built[i])) return ncclSuccess;
   if (!strcmp(op, "ncclCommQueryProperties") || !strncmp(op, "ncclTeam", 8))
     return ncclSuccess; /* the queries report the hosts as LSA teams */
   SIM_WARN(SIM_INIT, "%s: rank %d's communicator spans %d hosts, and ncclsim does not yet run %s across hosts: "
-           "point-to-point operations, collectives and the queries only (docs/ncclsim.md, \"Ranks on other "
-           "hosts\")", op, comm->rank, comm->clique->net->nhosts, op);
+           "point-to-point operations, collectives, windows, the one-sided calls and the queries only "
+           "(docs/ncclsim.md, \"Ranks on other hosts\")", op, comm->rank, comm->clique->net->nhosts, op);
   return ncclInvalidUsage;
 }
 

@@ -119,6 +119,7 @@ void sim_comm_free(ncclComm_t c) {
   }
   sim_net_join_free(c->boot);
   sim_net_map_free(c->net_pending);
+  sim_rma_net_comm_fini(c);
   pthread_mutex_destroy(&c->lock);
   sim_free(c);
 }
@@ -166,24 +167,27 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key, sim_
     c->ranks_per_node = net->host_size[0];
     c->nnodes = net->nhosts;
   }
+  /* The areas see the ranks and the host map (rma takes the ranks' signal
+   * rows); until they all succeed nothing is attached, and net stays the
+   * caller's. */
+  c->net = net;
+  memcpy(c->ranks, comms, (size_t)nranks * sizeof *c->ranks);
   int i;
   for (i = 0; i < SIM_AREA_COUNT; i++)
     if (areas[i]->clique_init && areas[i]->clique_init(c) != ncclSuccess) break;
-  if (i < SIM_AREA_COUNT) {
-    SIM_WARN(SIM_INIT, "cannot allocate the %s state of a %d-rank communicator", areas[i]->name, nranks);
+  bool traced = i == SIM_AREA_COUNT && sim_trace_clique_init(c) == ncclSuccess;
+  if (!traced) {
+    if (i < SIM_AREA_COUNT)
+      SIM_WARN(SIM_INIT, "cannot allocate the %s state of a %d-rank communicator", areas[i]->name, nranks);
+    else
+      SIM_WARN(SIM_INIT, "cannot allocate the flight recorder of a %d-rank communicator", nranks);
+    c->net = NULL;
     clique_free(c, i);
     return ncclSystemError;
   }
-  if (sim_trace_clique_init(c) != ncclSuccess) {
-    SIM_WARN(SIM_INIT, "cannot allocate the flight recorder of a %d-rank communicator", nranks);
-    clique_free(c, SIM_AREA_COUNT);
-    return ncclSystemError;
-  }
   atomic_store(&c->refs, here);
-  c->net = net;
   for (int r = 0; r < nranks; r++) {
     ncclComm_t m = comms[r];
-    c->ranks[r] = m;
     if (!m) continue;
     m->clique = c;
     if (net) {

@@ -407,8 +407,13 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
   ncclComm_t comm = sim_comm_alloc(nranks, rank, sim_current_device(), config);
   if (!comm) return ncclSystemError;
   if (net) {
-    char why[512];
-    ncclResult_t res = sim_net_join(&root, secret, key, nranks, rank, &comm->boot, why, sizeof why);
+    char why[512] = "";
+    sim_ucx_rkey row; /* its signal counters, for puts and signals from elsewhere (rma/rma_net.c) */
+    ncclResult_t res = sim_rma_net_row(comm, &row);
+    if (res == ncclSuccess)
+      res = sim_net_join(&root, secret, key, nranks, rank, &row, sizeof row, &comm->boot, why, sizeof why);
+    else
+      snprintf(why, sizeof why, "cannot make its signal counters for ranks on other hosts");
     if (res != ncclSuccess) {
       SIM_WARN(SIM_INIT, "%s: rank %d: %s", op, rank, why);
       sim_comm_free(comm);

@@ -194,7 +194,7 @@ static void on_hello(int fd, const sim_net_hello *h, uint8_t *addr) {
   }
   r->fd[h->rank] = fd;
   r->addr[h->rank] = addr;
-  r->entry[h->rank] = (sim_net_entry){h->group, h->pid, h->addr_len, {0}};
+  r->entry[h->rank] = (sim_net_entry){h->group, h->pid, h->addr_len, h->extra_len, {0}};
   memcpy(r->entry[h->rank].host, h->host, sizeof h->host);
   r->entry[h->rank].host[SIM_NET_HOST_NAME - 1] = 0;
   if (++r->arrived < r->nranks) return;
@@ -254,7 +254,8 @@ static void *serve(void *arg) {
     uint8_t *addr = NULL;
     uint64_t deadline = sim_now_ns() + 5000000000ull; /* a hello comes whole, at once */
     int e = sim_net_read_all(fd, &h, sizeof h, deadline);
-    if (!e && (h.magic != SIM_NET_HELLO_MAGIC || h.nranks < 1 || h.addr_len > SIM_NET_ADDR_MAX)) e = EPROTO;
+    if (!e && (h.magic != SIM_NET_HELLO_MAGIC || h.nranks < 1 || h.addr_len > SIM_NET_ADDR_MAX ||
+                h.extra_len > h.addr_len)) e = EPROTO;
     if (!e && !(addr = malloc(h.addr_len ? h.addr_len : 1))) e = ENOMEM;
     if (!e) e = sim_net_read_all(fd, addr, h.addr_len, deadline);
     if (e) {

@@ -22,7 +22,7 @@ struct sim_net_boot {
 };
 
 ncclResult_t sim_net_join(const sim_net_addr *rootaddr, uint64_t secret, uint64_t key, int nranks, int rank,
-                          sim_net_boot **out, char *why, size_t why_len) {
+                          const void *extra, size_t extra_len, sim_net_boot **out, char *why, size_t why_len) {
   const void *ucx_addr;
   size_t ucx_len;
   SIM_CHECK(sim_ucx_init(&ucx_addr, &ucx_len, why, why_len));
@@ -49,10 +49,12 @@ ncclResult_t sim_net_join(const sim_net_addr *rootaddr, uint64_t secret, uint64_
   h.nranks = nranks;
   h.rank = rank;
   h.pid = (int32_t)getpid();
-  h.addr_len = (uint32_t)ucx_len;
+  h.addr_len = (uint32_t)(ucx_len + extra_len);
+  h.extra_len = (uint32_t)extra_len;
   snprintf(h.host, sizeof h.host, "%s", sim_net_host_name());
   e = sim_net_write_all(b->fd, &h, sizeof h, deadline);
   if (!e) e = sim_net_write_all(b->fd, ucx_addr, ucx_len, deadline);
+  if (!e && extra_len) e = sim_net_write_all(b->fd, extra, extra_len, deadline);
   if (e) {
     snprintf(why, why_len, "cannot send rank %d's hello to the bootstrap root at %s: %s", rank, b->root, strerror(e));
     sim_net_join_free(b);
@@ -78,6 +80,7 @@ void sim_net_map_free(sim_net_map *m) {
   sim_free(m->host_name);
   sim_free(m->addr_off);
   sim_free(m->addr_len);
+  sim_free(m->extra_len);
   sim_free(m->addrs);
   sim_free(m);
 }
@@ -96,9 +99,10 @@ static sim_net_map *map_make(int rank, int n, const sim_net_entry *e, const uint
   m->host_name = sim_calloc(un, sizeof *m->host_name);
   m->addr_off = sim_calloc(un, sizeof *m->addr_off);
   m->addr_len = sim_calloc(un, sizeof *m->addr_len);
+  m->extra_len = sim_calloc(un, sizeof *m->extra_len);
   m->addrs = sim_malloc(addrs_len ? addrs_len : 1);
   if (!m->host || !m->host_rank || !m->host_size || !m->group || !m->pid || !m->host_name || !m->addr_off ||
-      !m->addr_len || !m->addrs) {
+      !m->addr_len || !m->extra_len || !m->addrs) {
     sim_net_map_free(m);
     return NULL;
   }
@@ -113,7 +117,8 @@ static sim_net_map *map_make(int rank, int n, const sim_net_entry *e, const uint
     m->pid[r] = e[r].pid;
     memcpy(m->host_name[r], e[r].host, SIM_NET_HOST_NAME);
     m->addr_off[r] = off;
-    m->addr_len[r] = e[r].addr_len;
+    m->addr_len[r] = e[r].addr_len - e[r].extra_len;
+    m->extra_len[r] = e[r].extra_len;
     off += e[r].addr_len;
   }
   for (int r = 0; r < n; r++) m->group[r] = e[r].group; /* now: rank -> group */
@@ -147,7 +152,10 @@ ncclResult_t sim_net_join_poll(sim_net_boot *b, bool block, uint64_t deadline_ns
   uint8_t *addrs = NULL;
   size_t total = 0;
   e = ent ? sim_net_read_all(b->fd, ent, n * sizeof *ent, deadline_ns) : ENOMEM;
-  for (size_t r = 0; !e && r < n; r++) total += ent[r].addr_len;
+  for (size_t r = 0; !e && r < n; r++) {
+    if (ent[r].extra_len > ent[r].addr_len) e = EPROTO;
+    total += ent[r].addr_len;
+  }
   if (!e && !(addrs = malloc(total ? total : 1))) e = ENOMEM;
   if (!e) e = sim_net_read_all(b->fd, addrs, total, deadline_ns);
   sim_net_map *m = e ? NULL : map_make(b->rank, a.nranks, ent, addrs, total);

@@ -24,7 +24,9 @@
  *
  * UCX (net/ucx.c): one context and worker per process, endpoints made at a
  * peer host's first use. Point-to-point operations to a rank elsewhere are
- * tagged messages (p2p/p2p_net.c).
+ * tagged messages (p2p/p2p_net.c); collectives go through the hosts'
+ * leaders (coll/coll_net.c); puts and signals are UCX puts and atomic adds
+ * into memory mapped with ucp_mem_map (rma/rma_net.c).
  */
 #ifndef NCCLSIM_NET_H_
 #define NCCLSIM_NET_H_
@@ -60,6 +62,7 @@ typedef struct sim_net_map {
   int *pid;                /* rank -> its process */
   char (*host_name)[SIM_NET_HOST_NAME]; /* rank -> NCCLSIM_HOST_ID or the machine's name */
   uint32_t *addr_off, *addr_len; /* rank -> its UCX worker address in addrs */
+  uint32_t *extra_len;           /* rank -> what its rank added (sim_net_join's extra), after its address */
   uint8_t *addrs;
 } sim_net_map;
 
@@ -83,14 +86,32 @@ ncclResult_t sim_net_root_open(uint64_t secret, sim_net_addr *addr);
  * the map (sim_malloc'd, freed with sim_net_map_free) or the failure,
  * recorded with its reason in `why`. */
 typedef struct sim_net_boot sim_net_boot;
+/* `extra` (extra_len bytes, may be 0) reaches every rank with the map
+ * (sim_net_extra): the rank's signal counters, for puts from elsewhere. */
 ncclResult_t sim_net_join(const sim_net_addr *root, uint64_t secret, uint64_t key, int nranks, int rank,
-                          sim_net_boot **out, char *why, size_t why_len);
+                          const void *extra, size_t extra_len, sim_net_boot **out, char *why, size_t why_len);
 ncclResult_t sim_net_join_poll(sim_net_boot *b, bool block, uint64_t deadline_ns, sim_net_map **out, char *why,
                                size_t why_len);
 void sim_net_join_free(sim_net_boot *b);
 void sim_net_map_free(sim_net_map *m);
 /* "host NAME (ranks 2,3)" for diagnostics. */
 void sim_net_describe_host(const sim_net_map *m, int host, char *buf, size_t len);
+
+/* What rank r gave sim_net_join as extra; *len its bytes. */
+static inline const void *sim_net_extra(const sim_net_map *m, int r, size_t *len) {
+  *len = m->extra_len[r];
+  return m->addrs + m->addr_off[r] + m->addr_len[r];
+}
+
+/* The tag of a message between hosts' leaders (bit 63: p2p_net.c keeps it
+ * clear): 15 bits of the communicator's key, 1 of `space` (0: a
+ * collective, 1: a window registration), 8 of the round's sequence number,
+ * 20 of each host. */
+static inline uint64_t sim_net_leader_tag(uint64_t key, int space, uint64_t seq, int from, int to) {
+  uint64_t k = key ^ (key >> 15) ^ (key >> 30) ^ (key >> 45);
+  return (1ull << 63) | ((k & 0x7fffull) << 48) | ((seq & 0xffull) << 40) | ((uint64_t)(space & 1) << 39) |
+         ((uint64_t)from << 20) | (uint64_t)to;
+}
 
 /* Whether `peer` is on another host than the clique of m (NULL: one host). */
 static inline bool sim_net_remote(const sim_net_map *m, int peer) { return m && m->host[peer] != m->my_host; }
@@ -110,7 +131,17 @@ typedef struct sim_ucx_op {
   bool recv;
   bool cancelled;   /* ended by sim_ucx_cancel, not by UCX */
   _Atomic int done; /* set by UCX's completion callback (any progressing thread) */
+  void *rkey;       /* a put's or add's unpacked remote key, destroyed when it ends */
+  uint64_t operand; /* an add's: UCX reads it until the add ends */
 } sim_ucx_op;
+/* Memory a process registered for one-sided operations from elsewhere:
+ * its address there and its remote key, packed (as sim_net_join's extra
+ * and in window registrations). */
+typedef struct sim_ucx_rkey {
+  uint64_t addr;
+  uint32_t len;
+  uint8_t bytes[236];
+} sim_ucx_rkey;
 /* A tagged send to `peer`'s process, or a receive of one. ncclSystemError
  * (with a WARN) if UCX refuses it at once. */
 ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes,
@@ -122,8 +153,29 @@ ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op)
  * message longer than the buffer, ncclRemoteError for a peer that is gone,
  * ncclSystemError for another UCX failure (op->status tells). */
 ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed);
-/* Sleeps until the worker has an event, or max_ms. */
-void sim_ucx_sleep(int max_ms);
+/* Registers [p, p + bytes) of this process for puts and adds from other
+ * hosts: *memh (for sim_ucx_mem_unmap, in this process) and *rkey.
+ * ncclSystemError (with a WARN) if UCX refuses. */
+ncclResult_t sim_ucx_mem_map(void *p, size_t bytes, void **memh, sim_ucx_rkey *rkey);
+void sim_ucx_mem_unmap(void *memh);
+/* One put of `bytes` from src to k->addr + offset in peer's process, and an
+ * atomic add of 1 to the 64-bit counter at k->addr + offset, with `fence`
+ * ordered after every put this process issued before it. Each ends as a
+ * send does (sim_ucx_test). */
+ncclResult_t sim_ucx_put(const sim_net_map *m, int peer, const void *src, size_t bytes, const sim_ucx_rkey *k,
+                         uint64_t offset, sim_ucx_op *op);
+ncclResult_t sim_ucx_add(const sim_net_map *m, int peer, const sim_ucx_rkey *k, uint64_t offset, bool fence,
+                         sim_ucx_op *op);
+/* Progresses the worker once (whether anything happened): puts and adds
+ * from elsewhere land in this process only while it does. */
+bool sim_ucx_progress(void);
+/* Until every put and add this process issued is applied at its target
+ * (each target acknowledges them, when it progresses), or deadline_ns: a
+ * process must not leave before, or the target's acknowledgement to a
+ * process gone is a fatal error in UCX. */
+void sim_ucx_flush(uint64_t deadline_ns);
+/* Sleeps until the worker has an event, or max_us. */
+void sim_ucx_sleep(unsigned max_us);
 /* Gives up an operation that has not ended (a timeout, a cancel): a
  * receive is cancelled, a send is left to UCX, which frees it once done. */
 void sim_ucx_cancel(sim_ucx_op *op);
@@ -150,5 +202,18 @@ ncclResult_t sim_net_check_gone(ncclComm_t comm, int peer);
  * sim_net_check_gone does, and the deadline (ncclTimeout); op is cancelled
  * in those three cases (op->cancelled tells them from UCX's own end). */
 ncclResult_t sim_net_wait(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned idle_spins, struct sim_due *due);
+/* Calls ready(arg, &moved), which progresses UCX, until it returns true:
+ * ncclSuccess, or ncclRemoteError (comm's cancel, a host gone) or
+ * ncclTimeout as sim_net_wait. After idle_spins calls in a row that moved
+ * nothing it sleeps on the worker's events, at most sleep_us at a time
+ * (what ready() waits for may come from this host, which wakes no UCX
+ * event). */
+ncclResult_t sim_net_poll(ncclComm_t comm, bool (*ready)(void *arg, bool *moved), void *arg, int peer,
+                          unsigned idle_spins, unsigned sleep_us, struct sim_due *due);
+/* Until every rank of this host has arrived in rv (a leader's wait before
+ * it speaks for its host): ncclSuccess, or as sim_net_poll. */
+struct sim_rv;
+struct sim_rv_table;
+ncclResult_t sim_net_wait_host(ncclComm_t comm, struct sim_rv_table *rounds, struct sim_rv *rv, struct sim_due *due);
 
 #endif /* NCCLSIM_NET_H_ */

@@ -18,13 +18,14 @@ int sim_net_write_all(int fd, const void *buf, size_t len, uint64_t deadline_ns)
 int sim_net_read_all(int fd, void *buf, size_t len, uint64_t deadline_ns);
 
 /* The bootstrap's messages (bootstrap.c). A rank's hello, then its UCX
- * address; the root's answer, then per rank an entry, then the addresses
+ * address and its extra (sim_net_join); the root's answer, then per rank an entry, then the addresses
  * one after another. Both sides run one program: no byte-order games. */
 enum { SIM_NET_WHY = 256, SIM_NET_ADDR_MAX = 1 << 16 };
 typedef struct {
   uint64_t magic, secret, key, group;
   int32_t nranks, rank, pid;
-  uint32_t addr_len;
+  uint32_t addr_len;  /* the UCX address and the rank's extra, which ends it */
+  uint32_t extra_len;
   char host[SIM_NET_HOST_NAME];
 } sim_net_hello;
 typedef struct {
@@ -36,7 +37,7 @@ typedef struct {
 typedef struct {
   uint64_t group;
   int32_t pid;
-  uint32_t addr_len;
+  uint32_t addr_len, extra_len; /* as the rank's hello said */
   char host[SIM_NET_HOST_NAME];
 } sim_net_entry;
 #define SIM_NET_HELLO_MAGIC 0x4e43534d424f4f54ull /* "NCSMBOOT" */

@@ -33,19 +33,58 @@ ncclResult_t sim_net_check_gone(ncclComm_t comm, int peer) {
   return ncclSuccess;
 }
 
-ncclResult_t sim_net_wait(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned idle_spins, sim_due *due) {
-  ncclResult_t res;
+ncclResult_t sim_net_poll(ncclComm_t comm, bool (*ready)(void *arg, bool *moved), void *arg, int peer,
+                          unsigned idle_spins, unsigned sleep_us, sim_due *due) {
   bool moved = false;
-  for (unsigned idle = 0; (res = sim_ucx_test(op, &moved)) == ncclInProgress; idle = moved ? 0 : idle + 1) {
-    if (atomic_load(sim_comm_cancel(comm))) res = ncclRemoteError;
-    else if (idle < idle_spins) continue;
-    else if ((res = sim_net_check_gone(comm, peer)) == ncclSuccess && sim_now_ns() >= sim_due_ns(due))
-      res = ncclTimeout;
-    if (res != ncclSuccess) {
-      sim_ucx_cancel(op);
-      return res;
-    }
-    sim_ucx_sleep(1);
+  for (unsigned idle = 0; !ready(arg, &moved); idle = moved ? 0 : idle + 1, moved = false) {
+    ncclResult_t res;
+    if (atomic_load(sim_comm_cancel(comm))) return ncclRemoteError;
+    if (idle < idle_spins) continue;
+    if ((res = sim_net_check_gone(comm, peer)) != ncclSuccess) return res;
+    if (sim_now_ns() >= sim_due_ns(due)) return ncclTimeout;
+    sim_ucx_sleep(sleep_us);
   }
+  return ncclSuccess;
+}
+
+typedef struct {
+  sim_ucx_op *op;
+  ncclResult_t res;
+} op_wait;
+
+static bool op_ended(void *arg, bool *moved) {
+  op_wait *w = arg;
+  w->res = sim_ucx_test(w->op, moved);
+  return w->res != ncclInProgress;
+}
+
+ncclResult_t sim_net_wait(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned idle_spins, sim_due *due) {
+  op_wait w = {op, ncclInProgress};
+  ncclResult_t res = sim_net_poll(comm, op_ended, &w, peer, idle_spins, 1000, due);
+  if (res == ncclSuccess) return w.res;
+  sim_ucx_cancel(op);
   return res;
+}
+
+typedef struct {
+  sim_rv_table *rounds;
+  sim_rv *rv;
+  const sim_net_map *m;
+} host_wait;
+
+static bool host_here(void *arg, bool *moved) {
+  (void)moved;
+  host_wait *w = arg;
+  int here = 0;
+  sim_rv_lock(w->rounds); /* arrivals change the round under it */
+  for (int r = 0; r < w->m->nranks; r++) here += w->m->host[r] == w->m->my_host && sim_rv_present(w->rv, r);
+  sim_rv_unlock(w->rounds);
+  if (here == w->m->host_size[w->m->my_host]) return true;
+  sim_ucx_progress(); /* keeps UCX moving for the other hosts meanwhile */
+  return false;
+}
+
+ncclResult_t sim_net_wait_host(ncclComm_t comm, sim_rv_table *rounds, sim_rv *rv, sim_due *due) {
+  host_wait w = {rounds, rv, comm->clique->net};
+  return sim_net_poll(comm, host_here, &w, -1, 64, 1000, due);
 }

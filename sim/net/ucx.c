@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../sim.h"
@@ -39,7 +40,9 @@
   X(ucp_worker_create) X(ucp_worker_destroy) X(ucp_worker_get_address) X(ucp_worker_release_address)    \
   X(ucp_worker_get_efd) X(ucp_worker_arm) X(ucp_worker_progress) X(ucp_ep_create) X(ucp_ep_close_nbx)   \
   X(ucp_tag_send_nbx) X(ucp_tag_recv_nbx) X(ucp_request_check_status) X(ucp_request_free)              \
-  X(ucp_request_cancel) X(ucs_status_string)
+  X(ucp_request_cancel) X(ucs_status_string) X(ucp_mem_map) X(ucp_mem_unmap) X(ucp_rkey_pack)               \
+  X(ucp_rkey_buffer_release) X(ucp_ep_rkey_unpack) X(ucp_rkey_destroy) X(ucp_put_nbx) X(ucp_atomic_op_nbx)  \
+  X(ucp_worker_fence) X(ucp_worker_flush_nbx)
 static struct {
 #define UCX_FN(f) __typeof__(f) *f;
   UCX_FUNCS(UCX_FN)
@@ -90,6 +93,9 @@ static struct {
  * worker and the context go (a communicator still alive keeps them: its
  * stream workers may be inside UCX). */
 static void teardown(void) {
+  /* Even with communicators left alive, this process's puts and adds are
+   * applied before it goes (sim_ucx_flush), for a second at most. */
+  if (ux.ready) sim_ucx_flush(sim_now_ns() + 1000000000ull);
   pthread_mutex_lock(&ux.lock);
   if (ux.ready && !sim_net_comms_here()) {
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
@@ -141,7 +147,7 @@ ncclResult_t sim_ucx_init(const void **addr, size_t *len, char *why, size_t why_
   if (!ux.ready) {
     ucp_config_t *cfg = NULL;
     ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-                      .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
+                      .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP | UCP_FEATURE_RMA | UCP_FEATURE_AMO64,
                       .mt_workers_shared = 1};
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE, .thread_mode = UCS_THREAD_MODE_MULTI};
     if ((st = fn.ucp_config_read(NULL, NULL, &cfg)) != UCS_OK) step = "ucp_config_read";
@@ -248,25 +254,36 @@ static ncclResult_t started(sim_ucx_op *op, ucs_status_ptr_t r, bool recv) {
     op->req = NULL;
     op->status = r ? UCS_PTR_STATUS(r) : UCS_ERR_NO_PROGRESS;
     atomic_store(&op->done, 1);
-    SIM_WARN(SIM_P2P, "UCX: tagged %s refused: %s", recv ? "receive" : "send", fn.ucs_status_string(op->status));
+    if (op->rkey) fn.ucp_rkey_destroy(op->rkey);
+    op->rkey = NULL;
+    SIM_WARN(SIM_P2P, "UCX: %s refused: %s", recv ? "tagged receive" : "send, put or atomic add",
+             fn.ucs_status_string(op->status));
     return ncclSystemError;
   }
   op->req = r;
   return ncclSuccess;
 }
 
-ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes,
-                          sim_ucx_op *op) {
+/* Resets op for a new operation to peer's process; its endpoint, or NULL
+ * (op then ended as unreachable). */
+static ucp_ep_h op_begin(sim_ucx_op *op, const sim_net_map *m, int peer) {
   atomic_store(&op->done, 0);
   op->cancelled = false;
   op->status = UCS_INPROGRESS;
+  op->rkey = NULL;
   ucp_ep_h ep = ep_of(m, peer);
   if (!ep) {
     op->req = NULL;
     op->status = UCS_ERR_UNREACHABLE;
     atomic_store(&op->done, 1);
-    return ncclSystemError;
   }
+  return ep;
+}
+
+ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes,
+                          sim_ucx_op *op) {
+  ucp_ep_h ep = op_begin(op, m, peer);
+  if (!ep) return ncclSystemError;
   ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                                            UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
                            .cb.send = send_done,
@@ -279,11 +296,106 @@ ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op)
   op->cancelled = false;
   op->status = UCS_INPROGRESS;
   op->length = 0;
+  op->rkey = NULL;
   ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                                            UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
                            .cb.recv = recv_done,
                            .user_data = op};
   return started(op, fn.ucp_tag_recv_nbx(ux.worker, buf, bytes, tag, UINT64_MAX, &p), true);
+}
+
+ncclResult_t sim_ucx_mem_map(void *p, size_t bytes, void **memh, sim_ucx_rkey *rkey) {
+  ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+                             .address = p,
+                             .length = bytes};
+  ucp_mem_h h = NULL;
+  void *buf = NULL;
+  size_t len = 0;
+  ucs_status_t st = fn.ucp_mem_map(ux.ctx, &mp, &h);
+  if (st == UCS_OK) st = fn.ucp_rkey_pack(ux.ctx, h, &buf, &len);
+  if (st == UCS_OK && len > sizeof rkey->bytes) st = UCS_ERR_EXCEEDS_LIMIT;
+  if (st == UCS_OK) {
+    rkey->addr = (uint64_t)(uintptr_t)p;
+    rkey->len = (uint32_t)len;
+    memcpy(rkey->bytes, buf, len);
+  }
+  if (buf) fn.ucp_rkey_buffer_release(buf);
+  if (st != UCS_OK) {
+    if (h) fn.ucp_mem_unmap(ux.ctx, h);
+    SIM_WARN(SIM_RMA, "UCX: cannot map %zu bytes at %p for puts from other hosts (%s%s)", bytes, p,
+             fn.ucs_status_string(st), len > sizeof rkey->bytes ? ": its remote key is too long for ncclsim" : "");
+    return ncclSystemError;
+  }
+  *memh = h;
+  return ncclSuccess;
+}
+
+void sim_ucx_mem_unmap(void *memh) {
+  if (memh && ux.ready) fn.ucp_mem_unmap(ux.ctx, memh);
+}
+
+/* The remote key of `k` for op, unpacked on peer's endpoint; op owns it
+ * until it ends (UCX needs it until then). */
+static ucp_rkey_h rkey_of(sim_ucx_op *op, ucp_ep_h ep, const sim_ucx_rkey *k) {
+  ucp_rkey_h rk = NULL;
+  ucs_status_t st = fn.ucp_ep_rkey_unpack(ep, k->bytes, &rk);
+  if (st == UCS_OK) return op->rkey = rk;
+  op->req = NULL;
+  op->status = st;
+  atomic_store(&op->done, 1);
+  SIM_WARN(SIM_RMA, "UCX: cannot unpack a remote key: %s", fn.ucs_status_string(st));
+  return NULL;
+}
+
+ncclResult_t sim_ucx_put(const sim_net_map *m, int peer, const void *src, size_t bytes, const sim_ucx_rkey *k,
+                         uint64_t offset, sim_ucx_op *op) {
+  ucp_ep_h ep = op_begin(op, m, peer);
+  ucp_rkey_h rk = ep ? rkey_of(op, ep, k) : NULL;
+  if (!rk) return ncclSystemError;
+  ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                                           UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+                           .cb.send = send_done,
+                           .user_data = op};
+  return started(op, fn.ucp_put_nbx(ep, src, bytes, k->addr + offset, rk, &p), false);
+}
+
+ncclResult_t sim_ucx_add(const sim_net_map *m, int peer, const sim_ucx_rkey *k, uint64_t offset, bool fence,
+                         sim_ucx_op *op) {
+  ucp_ep_h ep = op_begin(op, m, peer);
+  ucp_rkey_h rk = ep ? rkey_of(op, ep, k) : NULL;
+  if (!rk) return ncclSystemError;
+  /* Whatever this worker put before lands before the add. */
+  if (fence) fn.ucp_worker_fence(ux.worker);
+  op->operand = 1;
+  ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                                           UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+                           .cb.send = send_done,
+                           .user_data = op,
+                           .datatype = ucp_dt_make_contig(sizeof op->operand)};
+  return started(op, fn.ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &op->operand, 1, k->addr + offset, rk, &p),
+                 false);
+}
+
+bool sim_ucx_progress(void) { return ux.ready && fn.ucp_worker_progress(ux.worker) > 0; }
+
+static void flush_done(void *req, ucs_status_t st, void *arg) {
+  (void)req, (void)st;
+  atomic_store_explicit((_Atomic int *)arg, 1, memory_order_release);
+}
+
+void sim_ucx_flush(uint64_t deadline_ns) {
+  if (!ux.ready) return;
+  _Atomic int done = 0;
+  ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+                           .cb.send = flush_done,
+                           .user_data = (void *)&done};
+  void *r = fn.ucp_worker_flush_nbx(ux.worker, &p);
+  if (!UCS_PTR_IS_PTR(r)) return; /* done at once, or failed: nothing to wait for */
+  while (!atomic_load_explicit(&done, memory_order_acquire) && sim_now_ns() < deadline_ns)
+    if (!fn.ucp_worker_progress(ux.worker)) sim_ucx_sleep(1000);
+  /* Past the deadline (a peer that never progresses), UCX finishes the
+   * flush alone: once freed, a request's callback is not called. */
+  fn.ucp_request_free(r);
 }
 
 static ncclResult_t ended(sim_ucx_op *op) {
@@ -307,6 +419,8 @@ ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed) {
   }
   fn.ucp_request_free(op->req);
   op->req = NULL;
+  if (op->rkey) fn.ucp_rkey_destroy(op->rkey);
+  op->rkey = NULL;
   return ended(op);
 }
 
@@ -323,6 +437,7 @@ void sim_ucx_cancel(sim_ucx_op *op) {
   op->req = NULL;
   op->status = UCS_ERR_CANCELED;
   op->cancelled = true;
+  op->rkey = NULL; /* UCX may still use it for a freed put or add: left to the process's end */
 }
 
 const char *sim_ucx_status_text(const sim_ucx_op *op) { return fn.ucs_status_string((ucs_status_t)op->status); }
@@ -340,13 +455,14 @@ const char *sim_ucx_peer_failed(const sim_net_map *m, int peer) {
   return st ? fn.ucs_status_string((ucs_status_t)st) : NULL;
 }
 
-void sim_ucx_sleep(int max_ms) {
+void sim_ucx_sleep(unsigned max_us) {
   /* Armed, the worker's descriptor wakes us at the next event; BUSY: there
    * is work now. Several waiting threads may arm it: a spurious wake only
    * costs a progress call. */
   if (ux.efd < 0 || fn.ucp_worker_arm(ux.worker) != UCS_OK) return;
   struct pollfd p = {ux.efd, POLLIN, 0};
-  (void)poll(&p, 1, max_ms);
+  struct timespec ts = {(time_t)(max_us / 1000000u), (long)(max_us % 1000000u) * 1000};
+  (void)ppoll(&p, 1, &ts, NULL);
 }
 
 #else /* !HAVE_UCX */
@@ -368,10 +484,28 @@ ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op)
   return ncclInvalidUsage;
 }
 ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed) { (void)op, (void)progressed; return ncclInvalidUsage; }
-void sim_ucx_sleep(int max_ms) { (void)max_ms; }
+void sim_ucx_sleep(unsigned max_us) { (void)max_ms; }
 void sim_ucx_cancel(sim_ucx_op *op) { (void)op; }
 const char *sim_ucx_status_text(const sim_ucx_op *op) { (void)op; return "no UCX"; }
 void sim_ucx_connect(const sim_net_map *m) { (void)m; }
+ncclResult_t sim_ucx_mem_map(void *p, size_t bytes, void **memh, sim_ucx_rkey *rkey) {
+  (void)p, (void)bytes, (void)rkey;
+  *memh = NULL;
+  return ncclInvalidUsage;
+}
+void sim_ucx_mem_unmap(void *memh) { (void)memh; }
+ncclResult_t sim_ucx_put(const sim_net_map *m, int peer, const void *src, size_t bytes, const sim_ucx_rkey *k,
+                         uint64_t offset, sim_ucx_op *op) {
+  (void)m, (void)peer, (void)src, (void)bytes, (void)k, (void)offset, (void)op;
+  return ncclInvalidUsage;
+}
+ncclResult_t sim_ucx_add(const sim_net_map *m, int peer, const sim_ucx_rkey *k, uint64_t offset, bool fence,
+                         sim_ucx_op *op) {
+  (void)m, (void)peer, (void)k, (void)offset, (void)fence, (void)op;
+  return ncclInvalidUsage;
+}
+bool sim_ucx_progress(void) { return false; }
+void sim_ucx_flush(uint64_t deadline_ns) { (void)deadline_ns; }
 const char *sim_ucx_peer_failed(const sim_net_map *m, int peer) { (void)m, (void)peer; return NULL; }
 
 #endif

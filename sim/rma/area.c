@@ -14,15 +14,19 @@ static ncclResult_t rma_clique_init(sim_clique *c) {
   size_t n = (size_t)c->nranks;
   st->nranks = c->nranks;
   st->rank = sim_aligned_alloc(64, n * sizeof *st->rank);
-  st->sig = sim_aligned_alloc(64, n * n * sizeof *st->sig);
-  if (!st->rank || !st->sig) {
+  st->row = sim_calloc(n, sizeof *st->row);
+  if (st->row && !c->net && (st->sig = sim_aligned_alloc(64, n * n * sizeof *st->sig)))
+    for (size_t i = 0; i < n; i++) st->row[i] = st->sig + i * n;
+  if (!st->rank || !st->row || (c->net ? rma_net_rows_init(c, st) != ncclSuccess : !st->sig)) {
+    rma_net_rows_fini(st);
     sim_free(st->rank);
+    sim_free(st->row);
     sim_free(st->sig);
     sim_free(st);
     return ncclSystemError;
   }
   memset(st->rank, 0, n * sizeof *st->rank);
-  memset(st->sig, 0, n * n * sizeof *st->sig);
+  if (st->sig) memset(st->sig, 0, n * n * sizeof *st->sig);
   for (size_t i = 0; i < n; i++) {
     sim_mutex_init(&st->rank[i].lock);
     st->rank[i].withdrawn_from = UINT64_MAX;
@@ -37,7 +41,9 @@ static void rma_clique_fini(sim_clique *c) {
   if (NEVER(!st)) return; /* only areas whose init succeeded are finalised */
   sim_rv_table_fini(&st->rounds);
   for (int i = 0; i < st->nranks; i++) pthread_mutex_destroy(&st->rank[i].lock);
+  rma_net_rows_fini(st);
   sim_free(st->rank);
+  sim_free(st->row);
   sim_free(st->sig);
   sim_free(st);
   c->area[SIM_AREA_RMA] = NULL;
@@ -50,6 +56,7 @@ static void rma_comm_fini(ncclComm_t comm) {
   rma_register_comm_fini(comm);
   rma_wins_fini(comm);
   rma_regs_fini(comm);
+  sim_rma_net_comm_fini(comm);
   atomic_store(&comm->mem_bytes, 0);
 }
 

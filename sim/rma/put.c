@@ -4,7 +4,9 @@
  * the target (rma_signal_emit, signal.c). peerWinOffset is in bytes.
  *
  * A put is a task that completes when posted: post() copies and signals, in
- * stream order, and wait() has nothing left to wait for. The task holds a
+ * stream order, and wait() has nothing left to wait for. To a rank on
+ * another host, post() starts a UCX put and atomic add (rma_net.c), and
+ * wait() waits for UCX to finish with them. The task holds a
  * reference on the collective window until it is released, so that the
  * target pointers it copies to stay readable after a deregistration.
  */
@@ -18,12 +20,14 @@ typedef struct {
   const void *src;    /* in the caller's symmetric window */
   size_t off, nbytes; /* byte offset in the target's window, bytes */
   rma_cwin *cw;       /* the window (a reference) */
+  sim_ucx_op net[2];  /* to a rank elsewhere: the put and the signal in UCX (rma_net.c) */
 } put_task;
 
 static ncclResult_t put_post(sim_task *base) {
   put_task *t = (put_task *)base;
   ncclComm_t comm = base->comm;
   sim_clique *c = comm->clique;
+  if (sim_net_remote(c->net, t->peer)) return rma_net_put(comm, t->peer, t->src, t->nbytes, t->cw, t->off, t->net);
   void *dst = (char *)t->cw->ptr[t->peer] + t->off;
   if (t->nbytes) {
     /* The target's window memory must still be allocated (ncclsim checks
@@ -41,8 +45,12 @@ static ncclResult_t put_post(sim_task *base) {
   return ncclSuccess;
 }
 
-static ncclResult_t put_wait(sim_task *base SIM_UNUSED, sim_due *due SIM_UNUSED) {
-  return ncclSuccess; /* a put completes when posted */
+static ncclResult_t put_wait(sim_task *base, sim_due *due) {
+  put_task *t = (put_task *)base;
+  /* On one host a put completes when posted; to a rank elsewhere, when UCX
+   * is done with the caller's bytes. */
+  return sim_net_remote(base->comm->clique->net, t->peer) ? rma_net_done(base->comm, t->peer, t->net, due)
+                                                          : ncclSuccess;
 }
 
 static void put_describe(sim_task *base, char *buf, size_t len) {

@@ -8,6 +8,9 @@
  *   buf_register.c  registered buffers (ncclCommRegister / Deregister)
  *   signal.c        signal counters, ncclSignal, ncclWaitSignal
  *   put.c           ncclPutSignal
+ *   rma_net.c       the same with ranks on other hosts: signal counters and
+ *                   windows mapped for UCX, registrations across hosts,
+ *                   puts and signals as UCX puts and atomic adds
  *
  * A collective window (rma_cwin) is what every rank's ncclCommWindowRegister
  * of one round built together: each rank's pointer and size. Sizes may
@@ -21,6 +24,7 @@
 #define NCCLSIM_RMA_INTERNAL_H_
 
 #include "../sim.h"
+#include "../net/net.h"
 #include "../transport.h"
 
 enum { RMA_WIN_MAGIC = 0x57494e44u, RMA_REG_MAGIC = 0x52454721u };
@@ -29,8 +33,9 @@ typedef struct rma_cwin {
   _Atomic int refs; /* live handles + tasks in flight */
   int nranks;
   int flags;    /* rank 0's; flags may differ per rank */
-  void **ptr;   /* by rank: that rank's window memory */
+  void **ptr;   /* by rank: that rank's window memory (in its process, for a rank elsewhere) */
   size_t *size; /* by rank: that rank's window, bytes (one allocation with ptr) */
+  sim_ucx_rkey *key; /* across hosts, by rank: the remote key of a rank elsewhere; else NULL */
 } rma_cwin;
 
 struct ncclWindow_vidmem {
@@ -40,6 +45,7 @@ struct ncclWindow_vidmem {
   void *ptr;
   size_t size;
   int flags;
+  void *memh; /* across hosts: UCX's mapping of ptr, in the owner's process */
   struct ncclWindow_vidmem *next; /* in the rank's list */
   struct ncclWindow_vidmem *gnext, *gprev; /* in the process-wide list */
 };
@@ -88,13 +94,27 @@ typedef struct {
   int nranks;
   sim_rv_table rounds; /* window registration rounds (win_register.c) */
   rma_rank *rank; /* by rank */
-  rma_sig *sig;   /* [target * nranks + source] */
+  /* By target, its counters by source: one block on one host; across
+   * hosts each rank's own row, which it made before the bootstrap and
+   * mapped for UCX (rma_net.c), and a row of local use only for each rank
+   * elsewhere. */
+  rma_sig **row;
+  rma_sig *sig; /* the one block; NULL across hosts */
 } rma_state;
 
 static inline rma_state *rma_of(ncclComm_t comm) { return comm->clique->area[SIM_AREA_RMA]; }
-static inline rma_sig *rma_slot(rma_state *st, int target, int source) {
-  return &st->sig[(size_t)target * (size_t)st->nranks + (size_t)source];
-}
+static inline rma_sig *rma_slot(rma_state *st, int target, int source) { return &st->row[target][source]; }
+
+/* A rank's part of a registration round (win_register.c). */
+typedef struct {
+  void *ptr;
+  size_t size;
+  int flags;
+  rma_delivery *nb; /* non-blocking: the caller's result, allocated before it arrives */
+  struct ncclWindow_vidmem *handle; /* once done */
+  void *memh;       /* across hosts: UCX's mapping of ptr, in the rank's process */
+  sim_ucx_rkey key; /* across hosts: its remote key */
+} reg_slot;
 
 /* ---- signals (signal.c) ---- */
 
@@ -156,6 +176,27 @@ ncclResult_t sim_rma_poll(ncclComm_t comm);
 /* comm leaves its open rounds, so that no completion writes to it, and has
  * no non-blocking registration pending any more (destroy/abort). */
 void rma_register_comm_fini(ncclComm_t comm);
+
+/* ---- ranks on other hosts (rma_net.c) ---- */
+
+/* The signal rows of a clique across hosts, taken from its ranks here
+ * (rma_clique_init); rma_net_rows_fini frees them. */
+ncclResult_t rma_net_rows_init(sim_clique *c, rma_state *st);
+void rma_net_rows_fini(rma_state *st);
+/* The leader of this host (its first rank), once every rank here is in
+ * registration round rv: sends their parts to the other hosts' leaders,
+ * receives theirs and arrives for the ranks elsewhere. */
+ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *ops, sim_due *due);
+/* Across hosts: maps a registration's memory for UCX (into slot). */
+ncclResult_t rma_net_map(ncclComm_t comm, reg_slot *slot);
+/* A put's bytes and its signal, or a signal alone (src NULL), to a rank
+ * elsewhere: UCX operations into ops[2], awaited by rma_net_done. */
+ncclResult_t rma_net_put(ncclComm_t comm, int peer, const void *src, size_t bytes, rma_cwin *cw, size_t off,
+                         sim_ucx_op ops[2]);
+ncclResult_t rma_net_done(ncclComm_t comm, int peer, sim_ucx_op ops[2], sim_due *due);
+/* A wait on a communicator across hosts: UCX is progressed while it
+ * waits, since puts and signals from elsewhere land only then. */
+ncclResult_t rma_net_wait(ncclComm_t comm, bool (*arrived)(void *), void *arg, sim_due *due);
 
 /* ---- registered buffers (buf_register.c) ---- */
 

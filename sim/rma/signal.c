@@ -57,16 +57,23 @@ int rma_awaits_none(sim_task *t SIM_UNUSED, sim_rank_ref *out SIM_UNUSED, int ma
 
 typedef struct {
   sim_task base;
-  int peer; /* the target */
+  int peer;          /* the target */
+  sim_ucx_op net[2]; /* to a rank elsewhere: the atomic add in UCX (net[1]; rma_net.c) */
 } signal_task;
 
 static ncclResult_t signal_post(sim_task *base) {
-  rma_signal_emit(base->comm->clique, ((signal_task *)base)->peer, base->comm->rank);
+  signal_task *t = (signal_task *)base;
+  sim_clique *c = base->comm->clique;
+  if (sim_net_remote(c->net, t->peer)) return rma_net_put(base->comm, t->peer, NULL, 0, NULL, 0, t->net);
+  rma_signal_emit(c, t->peer, base->comm->rank);
   return ncclSuccess;
 }
 
-static ncclResult_t signal_wait(sim_task *base SIM_UNUSED, sim_due *due SIM_UNUSED) {
-  return ncclSuccess; /* a signal completes when posted */
+static ncclResult_t signal_wait(sim_task *base, sim_due *due) {
+  signal_task *t = (signal_task *)base;
+  /* On one host a signal completes when posted. */
+  return sim_net_remote(base->comm->clique->net, t->peer) ? rma_net_done(base->comm, t->peer, t->net, due)
+                                                          : ncclSuccess;
 }
 
 static void signal_describe(sim_task *base, char *buf, size_t len) {
@@ -141,6 +148,7 @@ static bool arrived(void *arg) {
 static ncclResult_t wait_wait(sim_task *base, sim_due *due) {
   wait_task *t = (wait_task *)base;
   ncclComm_t comm = base->comm;
+  if (comm->clique->net) return rma_net_wait(comm, arrived, t, due);
   int rc = sim_waitq_wait_due(&rma_of(comm)->rank[comm->rank].wq, arrived, t, sim_comm_cancel(comm), due);
   if (rc == 0) return ncclSuccess;
   /* The tickets stay taken: the communicator has failed by now, and a later
@@ -173,6 +181,7 @@ static int wait_awaits(sim_task *base, sim_rank_ref *out, int max) {
   int n = 0;
   for (int i = 0; i < t->ndesc; i++) {
     wait_desc *d = &t->desc[i];
+    if (sim_net_remote(comm->clique->net, d->peer)) return -1; /* its calls are not known here */
     if (atomic_load(&rma_slot(st, comm->rank, d->peer)->called) >= atomic_load(&d->want)) continue;
     if (n == max) return -1;
     out[n++] = (sim_rank_ref){comm->clique, d->peer};

@@ -74,7 +74,10 @@ SIM_EXPORT ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offs
              v.comm->rank, v.comm->node, v.comm->lsa_size);
     return ncclInvalidArgument;
   }
+  const sim_net_map *m = v.comm->clique->net;
   int peer = v.comm->node * v.comm->clique->ranks_per_node + lsaRank;
+  if (m) /* across hosts, the LSA team is the host: its lsaRank-th rank */
+    for (peer = 0; m->host[peer] != m->my_host || m->host_rank[peer] != lsaRank; peer++) continue;
   return peer_address(&v, peer, offset, outPtr, op);
 }
 
@@ -86,7 +89,9 @@ SIM_EXPORT ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t off
     SIM_WARN(SIM_RMA, "%s: peer is %d, but the communicator has %d ranks", op, peer, v.comm->nranks);
     return ncclInvalidArgument;
   }
-  if (peer / v.comm->clique->ranks_per_node != v.comm->node) return ncclSuccess; /* not in the LSA team */
+  const sim_net_map *m = v.comm->clique->net;
+  if (m ? sim_net_remote(m, peer) : peer / v.comm->clique->ranks_per_node != v.comm->node)
+    return ncclSuccess; /* not in the LSA team: no pointer, as in NCCL */
   return peer_address(&v, peer, offset, outPtr, op);
 }
 

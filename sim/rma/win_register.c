@@ -33,14 +33,6 @@
  * detached: the completion hands it its handle. ---- */
 
 typedef struct {
-  void *ptr;
-  size_t size;
-  int flags;
-  rma_delivery *nb; /* non-blocking: the caller's result, allocated before it arrives */
-  struct ncclWindow_vidmem *handle; /* once done */
-} reg_slot;
-
-typedef struct {
   char diag[96];
 } reg_round;
 
@@ -68,15 +60,19 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
   reg_round *r = sim_rv_payload(rv);
   int n = st->nranks;
   ncclResult_t status = ncclSuccess;
+  const sim_net_map *m = c->net;
   rma_cwin *cw = sim_calloc(1, sizeof *cw);
   /* pointers and sizes in one block, freed with ptr (rma_cwin_unref) */
   void **ptrs = sim_calloc((size_t)n, sizeof *ptrs + sizeof(size_t));
-  int built = 0;
+  if (cw && m && !(cw->key = sim_calloc((size_t)n, sizeof *cw->key))) sim_free(ptrs), ptrs = NULL;
+  int built = 0, here = 0;
   if (cw && ptrs)
     for (; built < n; built++)
-      if (!(slot_of(rv, built)->handle = sim_calloc(1, sizeof(struct ncclWindow_vidmem)))) break;
+      if (!sim_net_remote(m, built) && !(slot_of(rv, built)->handle = sim_calloc(1, sizeof(struct ncclWindow_vidmem))))
+        break;
   if (built < n) {
     for (int i = 0; i < built; i++) sim_free(slot_of(rv, i)->handle), slot_of(rv, i)->handle = NULL;
+    if (cw) sim_free(cw->key);
     sim_free(cw);
     sim_free(ptrs);
     status = ncclSystemError;
@@ -84,19 +80,25 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
   } else {
     cw->ptr = ptrs;
     cw->size = (size_t *)(ptrs + n);
-    for (int i = 0; i < n; i++) ptrs[i] = slot_of(rv, i)->ptr, cw->size[i] = slot_of(rv, i)->size;
+    for (int i = 0; i < n; i++) {
+      ptrs[i] = slot_of(rv, i)->ptr, cw->size[i] = slot_of(rv, i)->size;
+      if (cw->key) cw->key[i] = slot_of(rv, i)->key;
+      here += !sim_net_remote(m, i);
+    }
     cw->nranks = n;
     cw->flags = slot_of(rv, 0)->flags;
-    atomic_init(&cw->refs, n);
+    atomic_init(&cw->refs, here);
     for (int i = 0; i < n; i++) {
       reg_slot *sl = slot_of(rv, i);
       struct ncclWindow_vidmem *w = sl->handle;
+      if (!w) continue; /* a rank elsewhere */
       w->magic = RMA_WIN_MAGIC;
       w->cw = cw;
       w->comm = c->ranks[i];
       w->ptr = sl->ptr;
       w->size = sl->size;
       w->flags = sl->flags;
+      w->memh = sl->memh;
       rma_win_publish(c->ranks[i], w);
     }
     SIM_INFO(SIM_RMA, "window round %llu: %d ranks, rank 0's %zu bytes, flags 0x%x",
@@ -136,14 +138,19 @@ static ncclResult_t arrive(ncclComm_t comm, void *buff, size_t size, int flags, 
                            sim_rv **out) {
   rma_state *st = rma_of(comm);
   rma_rank *rk = &st->rank[comm->rank];
-  reg_slot slot = {buff, size, flags, nb, NULL};
+  reg_slot slot = {buff, size, flags, nb, NULL, NULL, {0}};
+  SIM_CHECK(rma_net_map(comm, &slot));
   /* The rank's count changes only in its own calls and withdrawals, which
    * take the table's lock; so does reading it here. */
   sim_rv_lock(&st->rounds);
   uint64_t seq = rk->win_rounds;
   sim_rv_unlock(&st->rounds);
-  SIM_CHECK(sim_rv_arrive(&st->rounds, &reg_rv, seq, st->nranks, st->nranks, comm->rank,
-                          nb ? SIM_RV_DETACHED : 0, &slot, comm->clique, out));
+  ncclResult_t res = sim_rv_arrive(&st->rounds, &reg_rv, seq, st->nranks, st->nranks, comm->rank,
+                                   nb ? SIM_RV_DETACHED : 0, &slot, comm->clique, out);
+  if (res != ncclSuccess) {
+    sim_ucx_mem_unmap(slot.memh);
+    return res;
+  }
   sim_rv_lock(&st->rounds);
   rk->win_rounds = seq + 1;
   sim_rv_unlock(&st->rounds);
@@ -181,15 +188,26 @@ static void rewind_to(rma_state *st, int rank, uint64_t seq) {
 /* A blocking rank's wait for its round, which it holds. */
 static ncclResult_t await(ncclComm_t comm, sim_rv *rv, ncclWindow_t *win) {
   rma_state *st = rma_of(comm);
-  int rc = sim_rv_wait(&st->rounds, rv, sim_comm_cancel(comm), sim_rv_deadline(rv));
+  sim_due due = sim_due_at(sim_rv_deadline(rv));
+  /* Across hosts, the host's first rank speaks for it (rma_net.c). */
+  ncclResult_t net = comm->clique->net && comm->clique->net->host_rank[comm->rank] == 0
+                         ? rma_net_exchange(comm, rv, &reg_rv, &due)
+                         : ncclSuccess;
+  int rc = net != ncclSuccess ? (net == ncclTimeout ? ETIMEDOUT : ECANCELED)
+                              : sim_rv_wait(&st->rounds, rv, sim_comm_cancel(comm), sim_rv_deadline(rv));
   ncclResult_t res;
   sim_rv_lock(&st->rounds);
+  void *memh = slot_of(rv, comm->rank)->memh;
   if (sim_rv_done(rv)) {
     res = sim_rv_result(rv);
     *win = res == ncclSuccess ? slot_of(rv, comm->rank)->handle : NULL;
-    if (res != ncclSuccess) SIM_WARN(SIM_RMA, "rank %d: %s", comm->rank, ((reg_round *)sim_rv_payload(rv))->diag);
+    if (res != ncclSuccess) {
+      SIM_WARN(SIM_RMA, "rank %d: %s", comm->rank, ((reg_round *)sim_rv_payload(rv))->diag);
+      sim_ucx_mem_unmap(memh);
+    }
     sim_rv_leave_locked(&st->rounds, rv, comm->rank);
   } else {
+    sim_ucx_mem_unmap(memh);
     char missing[256];
     sim_rv_missing(rv, missing, sizeof missing);
     uint64_t seq = sim_rv_key(rv);
@@ -327,6 +345,12 @@ SIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size
     return ncclSuccess;
   }
   if ((res = check_window_memory(comm, buff, size)) != ncclSuccess) return sim_group_error(res);
+  if (comm->clique->net && !comm->blocking) {
+    SIM_WARN(SIM_RMA, "%s: rank %d's communicator is non-blocking and spans %d hosts, and ncclsim does not yet run "
+             "non-blocking window registration across hosts (blocking communicators only)",
+             op, comm->rank, comm->clique->net->nhosts);
+    return sim_group_error(ncclInvalidUsage);
+  }
 
   rma_state *st = rma_of(comm);
   sim_rv *r;
@@ -401,6 +425,7 @@ SIM_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t w
 static void leave_open(sim_rv_table *t, sim_rv *rv, void *arg) {
   int rank = *(int *)arg;
   if (!sim_rv_present(rv, rank)) return;
+  sim_ucx_mem_unmap(slot_of(rv, rank)->memh);
   sim_free(slot_of(rv, rank)->nb);
   slot_of(rv, rank)->nb = NULL;
   sim_rv_leave_locked(t, rv, rank);

@@ -21,6 +21,7 @@
 void rma_cwin_unref(rma_cwin *cw) {
   if (atomic_fetch_sub(&cw->refs, 1) != 1) return;
   sim_free(cw->ptr);
+  sim_free(cw->key);
   sim_free(cw);
 }
 
@@ -140,6 +141,10 @@ void rma_win_retire(ncclComm_t comm, struct ncclWindow_vidmem *w) {
   sim_dev_window_remove(comm, w);
   atomic_fetch_sub(&comm->mem_bytes, (uint64_t)w->size);
   w->magic = 0;
+  /* Puts from elsewhere still in flight find no mapping: as in real NCCL,
+   * deregistering a window others still write to is the user's error. */
+  sim_ucx_mem_unmap(w->memh);
+  w->memh = NULL;
   rma_cwin_unref(w->cw);
   w->cw = NULL;
   dead_win *d = sim_calloc(1, sizeof *d);

@@ -1,0 +1,233 @@
+/*
+ * sim/rma/rma_net.c — windows, puts and signals with ranks on other hosts
+ * (sim/net/net.h).
+ *
+ * Signal counters. Each rank makes its own row of counters (one per source
+ * rank) before it joins the bootstrap, maps it for UCX and sends its remote
+ * key with its hello, so that every rank can signal every other from the
+ * start, with or without a window, as real NCCL's signal buffers allow. The
+ * clique takes the rows of its ranks here; a rank elsewhere gets a row of
+ * local use only (its `called` counts, for the timeline).
+ *
+ * Windows. A rank maps its window memory for UCX as it registers. The
+ * registration round is the one of a single host: this host's ranks arrive
+ * in it, and its leader (the host's first rank), once they all have, sends
+ * their parts (address, size, flags, remote key) to the other hosts'
+ * leaders and arrives for their ranks with what it receives. The round then
+ * completes as on one host, with a handle for each rank here and the remote
+ * keys of the ranks elsewhere in the collective window.
+ *
+ * Puts and signals. A put to a rank elsewhere is a UCX put of its bytes
+ * into the target's window, then a fence and an atomic add of 1 to the
+ * target's counter for this source: the add lands after the bytes, so a
+ * wait that sees the count sees the data, as on one host. A signal is the
+ * add alone. Over TCP (simulated hosts) the target's process applies both
+ * as it progresses UCX, which a wait on a communicator across hosts does.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "rma_internal.h"
+
+ncclResult_t sim_rma_net_row(ncclComm_t comm, sim_ucx_rkey *key) {
+  size_t bytes = (size_t)comm->nranks * sizeof(rma_sig);
+  rma_sig *row = sim_aligned_alloc(64, bytes);
+  if (!row) return ncclSystemError;
+  memset(row, 0, bytes);
+  const void *addr;
+  size_t len;
+  char why[256];
+  ncclResult_t res = sim_ucx_init(&addr, &len, why, sizeof why);
+  if (res != ncclSuccess) SIM_WARN(SIM_RMA, "rank %d: %s", comm->rank, why);
+  if (res == ncclSuccess) res = sim_ucx_mem_map(row, bytes, &comm->net_sig_memh, key);
+  if (res != ncclSuccess) {
+    sim_free(row);
+    return res;
+  }
+  comm->net_sig_row = row;
+  return ncclSuccess;
+}
+
+void sim_rma_net_comm_fini(ncclComm_t comm) {
+  /* Its puts and signals applied before it goes (its process may exit
+   * next), within NCCLSIM_TIMEOUT; an abort gives them up. */
+  if (comm->net_sig_memh && comm->clique && !atomic_load(&comm->clique->aborted))
+    sim_ucx_flush(sim_now_ns() + sim_timeout_ns());
+  sim_ucx_mem_unmap(comm->net_sig_memh);
+  comm->net_sig_memh = NULL;
+  sim_free(comm->net_sig_row); /* still its own: no clique took it */
+  comm->net_sig_row = NULL;
+}
+
+ncclResult_t rma_net_rows_init(sim_clique *c, rma_state *st) {
+  size_t bytes = (size_t)c->nranks * sizeof(rma_sig);
+  for (int r = 0; r < c->nranks; r++) {
+    ncclComm_t m = c->ranks[r];
+    if (m && m->net_sig_row) {
+      st->row[r] = m->net_sig_row;
+      m->net_sig_row = NULL;
+    } else if ((st->row[r] = sim_aligned_alloc(64, bytes)) != NULL) {
+      memset(st->row[r], 0, bytes);
+    } else {
+      return ncclSystemError;
+    }
+  }
+  return ncclSuccess;
+}
+
+void rma_net_rows_fini(rma_state *st) {
+  if (!st->row || st->sig) return; /* one host: the rows are slices of sig */
+  for (int r = 0; r < st->nranks; r++) sim_free(st->row[r]);
+}
+
+ncclResult_t rma_net_map(ncclComm_t comm, reg_slot *slot) {
+  if (!comm->clique->net) return ncclSuccess;
+  return sim_ucx_mem_map(slot->ptr, slot->size, &slot->memh, &slot->key);
+}
+
+/* ---- registration across hosts ---- */
+
+/* One rank's part as its leader sends it. */
+typedef struct {
+  uint64_t ptr, size;
+  int32_t flags, pad;
+  sim_ucx_rkey key;
+} net_part;
+
+typedef struct {
+  ncclComm_t comm;
+  sim_ucx_op *ops;
+  int nops;
+  sim_due *due;
+} exchange;
+
+static ncclResult_t ops_wait(exchange *x, int from) {
+  for (int i = from; i < x->nops; i++) {
+    ncclResult_t res = sim_net_wait(x->comm, &x->ops[i], -1, 1024, x->due);
+    if (x->ops[i].cancelled) return res;
+    if (res != ncclSuccess)
+      return sim_comm_fail(x->comm, res, "ncclCommWindowRegister across hosts: a message between hosts' leaders "
+                                         "failed in UCX: %s", sim_ucx_status_text(&x->ops[i]));
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *ops, sim_due *due) {
+  sim_clique *c = comm->clique;
+  rma_state *st = rma_of(comm);
+  const sim_net_map *m = c->net;
+  int n = c->nranks, H = m->my_host;
+  uint64_t seq = sim_rv_key(rv);
+  SIM_CHECK(sim_net_wait_host(comm, &st->rounds, rv, due));
+  net_part *part = sim_calloc((size_t)n, sizeof *part); /* by rank: this host's, then the others' */
+  exchange x = {comm, sim_calloc((size_t)m->nhosts * 2, sizeof *x.ops), 0, due};
+  ncclResult_t res = part && x.ops ? ncclSuccess : ncclSystemError;
+  /* This host's parts, in rank order, first in `mine`. */
+  net_part *mine = part ? sim_calloc((size_t)m->host_size[H], sizeof *mine) : NULL;
+  if (!mine) res = ncclSystemError;
+  sim_rv_lock(&st->rounds);
+  for (int r = 0, k = 0; r < n && res == ncclSuccess; r++) {
+    if (m->host[r] != H) continue;
+    const reg_slot *s = sim_rv_slot(rv, r);
+    mine[k++] = (net_part){(uint64_t)(uintptr_t)s->ptr, s->size, s->flags, 0, s->key};
+  }
+  sim_rv_unlock(&st->rounds);
+  for (int h = 0; h < m->nhosts && res == ncclSuccess; h++) {
+    if (h == H) continue;
+    int lead = 0;
+    while (m->host[lead] != h) lead++;
+    res = sim_ucx_send(m, lead, sim_net_leader_tag(c->key, 1, seq, H, h), mine,
+                       (size_t)m->host_size[H] * sizeof *mine, &x.ops[x.nops]);
+    if (res == ncclSuccess) x.nops++;
+  }
+  int sends = x.nops;
+  for (int h = 0; h < m->nhosts && res == ncclSuccess; h++) {
+    if (h == H) continue;
+    size_t want = (size_t)m->host_size[h] * sizeof *mine;
+    net_part *theirs = sim_calloc((size_t)m->host_size[h], sizeof *theirs);
+    if (!theirs) {
+      res = ncclSystemError;
+      break;
+    }
+    int at = x.nops;
+    res = sim_ucx_recv(sim_net_leader_tag(c->key, 1, seq, h, H), theirs, want, &x.ops[x.nops]);
+    if (res == ncclSuccess) x.nops++, res = ops_wait(&x, at);
+    if (res == ncclSuccess && x.ops[at].length != want)
+      res = sim_comm_fail(comm, ncclInternalError,
+                          "ncclCommWindowRegister across hosts: host %d's leader sent %zu bytes, not %zu", h,
+                          x.ops[at].length, want);
+    for (int r = 0, i = 0; r < n && res == ncclSuccess; r++)
+      if (m->host[r] == h) part[r] = theirs[i++];
+    sim_free(theirs);
+  }
+  if (res == ncclSuccess) res = ops_wait(&x, sends);
+  if (res == ncclSuccess) res = ops_wait(&x, 0);
+  for (int i = 0; i < x.nops; i++) sim_ucx_cancel(&x.ops[i]); /* those not ended (a failure) */
+  /* Every rank elsewhere arrives, as if it were here. */
+  for (int r = 0; r < n && res == ncclSuccess; r++) {
+    if (m->host[r] == H) continue;
+    reg_slot slot = {(void *)(uintptr_t)part[r].ptr, (size_t)part[r].size, part[r].flags, NULL, NULL, NULL,
+                     part[r].key};
+    res = sim_rv_arrive(&st->rounds, ops, seq, n, n, r, SIM_RV_DETACHED, &slot, c, NULL);
+  }
+  sim_free(mine);
+  sim_free(part);
+  sim_free(x.ops);
+  return res;
+}
+
+/* ---- puts and signals ---- */
+
+ncclResult_t rma_net_put(ncclComm_t comm, int peer, const void *src, size_t bytes, rma_cwin *cw, size_t off,
+                         sim_ucx_op ops[2]) {
+  const sim_net_map *m = comm->clique->net;
+  size_t len;
+  const void *extra = sim_net_extra(m, peer, &len);
+  sim_ucx_rkey row;
+  if (NEVER(len != sizeof row)) return sim_comm_fail(comm, ncclInternalError, "rank %d sent no signal row", peer);
+  memcpy(&row, extra, sizeof row); /* the map's bytes are not aligned */
+  ncclResult_t res = ncclSuccess;
+  bool put = src && bytes;
+  if (put) res = sim_ucx_put(m, peer, src, bytes, &cw->key[peer], off, &ops[0]);
+  /* A signal alone needs no fence: an earlier put's own signal followed it. */
+  if (res == ncclSuccess)
+    res = sim_ucx_add(m, peer, &row, (uint64_t)comm->rank * sizeof(rma_sig) + offsetof(rma_sig, arrived), put,
+                      &ops[1]);
+  if (res != ncclSuccess)
+    return sim_comm_fail(comm, res, "%s to rank %d on another host: UCX refused it",
+                         src ? "ncclPutSignal" : "ncclSignal", peer);
+  return ncclSuccess;
+}
+
+ncclResult_t rma_net_done(ncclComm_t comm, int peer, sim_ucx_op ops[2], sim_due *due) {
+  for (int i = 0; i < 2; i++) {
+    if (!ops[i].req) continue; /* not started (a signal has no put), or ended */
+    ncclResult_t res = sim_net_wait(comm, &ops[i], peer, 1 << 16, due);
+    if (ops[i].cancelled || res == ncclSuccess) {
+      if (res != ncclSuccess) return res;
+      continue;
+    }
+    return sim_comm_fail(comm, res, "%s to rank %d on another host failed in UCX: %s",
+                         i == 0 ? "the put of ncclPutSignal" : "the signal", peer, sim_ucx_status_text(&ops[i]));
+  }
+  return ncclSuccess;
+}
+
+typedef struct {
+  bool (*arrived)(void *);
+  void *arg;
+} net_arrival;
+
+static bool arrived_or_moved(void *arg, bool *moved) {
+  net_arrival *a = arg;
+  if (a->arrived(a->arg)) return true;
+  *moved = sim_ucx_progress();
+  return a->arrived(a->arg);
+}
+
+ncclResult_t rma_net_wait(ncclComm_t comm, bool (*arrived)(void *), void *arg, sim_due *due) {
+  net_arrival a = {arrived, arg};
+  /* Signals from this host wake no UCX event: sleeps are short. */
+  return sim_net_poll(comm, arrived_or_moved, &a, -1, 1 << 16, 100, due);
+}
