@@ -148,19 +148,10 @@ void case_REG_04(case_ctx_t *ctx)
 #endif
 }
 
-/* Windows across hosts: a refusal inside a group surfaces at its end. */
-#define SKIP_WINDOWS_ACROSS_HOSTS(ctx)                                                          \
-  do {                                                                                          \
-    if (case_sim_hosts())                                                                       \
-      CASE_SKIP(ctx, "ncclsim does not yet make windows across hosts (its refusal of a window " \
-                     "registered in a group or on a non-blocking communicator comes later)");  \
-  } while (0)
-
 void case_REG_05(case_ctx_t *ctx)
 {
   n4c_comm_t *comm;
   n4c_window_t *win = NULL;
-  SKIP_WINDOWS_ACROSS_HOSTS(ctx);
   void *mem = rma_mem(ctx, 4096);
 
   CASE_OK(ctx, ctx_comm_init(ctx, &comm));
@@ -181,7 +172,6 @@ void case_REG_06(case_ctx_t *ctx)
   n4c_comm_t *comm = NULL;
   n4c_window_t *win = NULL;
   ncclResult_t async = ncclInProgress;
-  SKIP_WINDOWS_ACROSS_HOSTS(ctx);
   void *mem = rma_mem(ctx, 4096);
   time_t until = time(NULL) + 60;
 
@@ -213,7 +203,6 @@ void case_REG_07(case_ctx_t *ctx)
 #ifndef NCCLSIM
   CASE_SKIP(ctx, "needs a platform without windows (ncclsim: NCCLSIM_WINDOWS=0)");
 #else
-  SKIP_WINDOWS_ACROSS_HOSTS(ctx);
   n4c_comm_t *comm;
   n4c_window_t *win = (n4c_window_t *)1;
   void *mem = rma_mem(ctx, 4096);
@@ -250,7 +239,6 @@ void case_REG_09(case_ctx_t *ctx)
   n4c_comm_t *comm;
   n4c_window_t *win = NULL;
   void *mem;
-  SKIP_WINDOWS_ACROSS_HOSTS(ctx);
 
   CASE_OK(ctx, ctx_comm_init(ctx, &comm));
   CASE_CUDA_OK(ctx, ctx_cuda_malloc(ctx, &mem, 1 << 16));

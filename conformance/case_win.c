@@ -17,6 +17,21 @@ static const int layouts[] = {0}; /* real NCCL: the topology it runs on */
 #endif
 #define NLAYOUTS ((int)(sizeof layouts / sizeof layouts[0]))
 
+/* A layout this run cannot have, noted: nranks not a multiple of it, or
+ * any asked-for one across simulated hosts, where the hosts are the nodes. */
+static bool layout_skipped(case_ctx_t *ctx, int nnodes)
+{
+  if (nnodes > 1 && ctx->nranks % nnodes) {
+    ctx_note(ctx, "%d ranks: the %d-node layout is not run", ctx->nranks, nnodes);
+    return true;
+  }
+  if (nnodes > 0 && case_sim_hosts()) {
+    ctx_note(ctx, "across simulated hosts the hosts are the nodes: the %d-node layout is not run", nnodes);
+    return true;
+  }
+  return false;
+}
+
 /* "2 node(s) of 2 (environment)" */
 static void layout_name(char *buf, size_t len, int asked, const case_topo_t *t)
 {
@@ -70,10 +85,8 @@ void case_WIN_02(case_ctx_t *ctx)
     char lay[64];
     bool ok = true;
 
-    if (layouts[k] > 1 && ctx->nranks % layouts[k]) {
-      ctx_note(ctx, "%d ranks: the %d-node layout is not run", ctx->nranks, layouts[k]);
+    if (layout_skipped(ctx, layouts[k]))
       continue;
-    }
     if (!rma_comm_nodes(ctx, layouts[k], &comm) || !ctx_topology(ctx, comm, &t) ||
         !rma_window(ctx, comm, WBYTES, N4C_WIN_COLL_SYMMETRIC, &mem, &win))
       return;
@@ -125,7 +138,7 @@ void case_WIN_03(case_ctx_t *ctx)
     void *mem, *p, *l;
     char lay[64];
 
-    if (layouts[k] > 1 && ctx->nranks % layouts[k])
+    if (layout_skipped(ctx, layouts[k]))
       continue;
     if (!rma_comm_nodes(ctx, layouts[k], &comm) || !ctx_topology(ctx, comm, &t) ||
         !rma_window(ctx, comm, WBYTES, N4C_WIN_COLL_SYMMETRIC, &mem, &win))

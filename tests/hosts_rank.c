@@ -12,8 +12,8 @@
  * MODE:
  *   ring     every rank sends to rank+1 and receives from rank-1, 8 bytes,
  *            then 6 MiB and 0 bytes, checking every byte; then every
- *            collective (colls); a split is refused at once (not built
- *            across hosts); destroy.
+ *            collective (colls); windows and the one-sided calls (rma);
+ *            a split is refused at once (not built across hosts); destroy.
  *   badkey   the id's key (its last 8 bytes) is changed before init, except
  *            in rank 0's process: the root refuses the others
  *            (ncclInvalidUsage, the last error names the key), and rank 0's
@@ -22,6 +22,7 @@
  *            processes and a short NCCLSIM_TIMEOUT).
  *   die      after init, ranks on host "h1" exit at once; the others'
  *            receive from them fails within NCCLSIM_TIMEOUT.
+ *   diesig   the same with an ncclWaitSignal for a signal from them.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -208,9 +209,95 @@ static int colls(ncclComm_t *comms, int first, int count, int nranks) {
   return bad;
 }
 
+/* Windows across hosts: every rank registers a window of its own size
+ * (unequal sizes), puts S bytes into every other rank's window at its own
+ * slot with ncclPutSignal, waits for one signal from each, and checks every
+ * byte; then ncclSignal alone, twice to each peer, and one wait of opCnt 2
+ * per peer; then the pointer queries: a rank elsewhere has no peer
+ * pointer, and LSA rank 0 is the host's first rank. */
+static int rma(ncclComm_t *comms, int first, int count, int nranks) {
+  enum { S = 64 << 10 };
+  int n = nranks, bad = 0;
+  void *mem[MAXR];
+  ncclWindow_t win[MAXR];
+  cudaStream_t s[MAXR];
+  ncclResult_t r;
+  ncclGroupStart();
+  for (int i = 0; i < count; i++) {
+    size_t size = (size_t)S * (size_t)(n + 1) + (size_t)(first + i) * 4096;
+    cudaSetDevice(i);
+    cudaStreamCreate(&s[i]);
+    if ((r = ncclMemAlloc(&mem[i], size)) != ncclSuccess) return fail("ncclMemAlloc", r);
+    unsigned char *h = malloc(size);
+    for (size_t k = 0; k < size; k++) h[k] = k < S ? pattern(first + i, k) : 0;
+    cudaMemcpy(mem[i], h, size, cudaMemcpyHostToDevice);
+    free(h);
+    if ((r = ncclCommWindowRegister(comms[i], mem[i], size, &win[i], NCCL_WIN_COLL_SYMMETRIC)) != ncclSuccess)
+      return fail("ncclCommWindowRegister", r);
+  }
+  if ((r = ncclGroupEnd()) != ncclSuccess) return fail("ncclCommWindowRegister (group)", r);
+  ncclWaitSignalDesc_t d[64];
+  for (int i = 0; i < count; i++) {
+    int me = first + i;
+    for (int p = 0; p < n; p++)
+      if (p != me && (r = ncclPutSignal(mem[i], S, ncclUint8, p, win[i], (size_t)S * (size_t)(me + 1), 0, 0, 0,
+                                        comms[i], s[i])) != ncclSuccess)
+        return fail("ncclPutSignal", r);
+    int k = 0;
+    for (int p = 0; p < n; p++)
+      if (p != me) d[k++] = (ncclWaitSignalDesc_t){.opCnt = 1, .peer = p, .sigIdx = 0, .ctx = 0};
+    if ((r = ncclWaitSignal(k, d, comms[i], s[i])) != ncclSuccess) return fail("ncclWaitSignal", r);
+  }
+  for (int i = 0; i < count; i++)
+    if (cudaStreamSynchronize(s[i]) != cudaSuccess) return fail("put_signal: stream", ncclSystemError);
+  for (int i = 0; i < count && !bad; i++) {
+    int me = first + i;
+    unsigned char *h = malloc((size_t)S * (size_t)(n + 1));
+    cudaMemcpy(h, mem[i], (size_t)S * (size_t)(n + 1), cudaMemcpyDeviceToHost);
+    for (int p = 0; p < n && !bad; p++)
+      for (size_t k = 0; p != me && k < S; k++)
+        if (h[(size_t)S * (size_t)(p + 1) + k] != pattern(p, k)) {
+          fprintf(stderr, "hosts_rank: rank %d: byte %zu put by rank %d is %u, want %u\n", me, k, p,
+                  h[(size_t)S * (size_t)(p + 1) + k], pattern(p, k));
+          bad = 1;
+          break;
+        }
+    free(h);
+  }
+  for (int i = 0; i < count && !bad; i++) {
+    int me = first + i;
+    for (int p = 0; p < n; p++)
+      for (int t = 0; p != me && t < 2; t++)
+        if ((r = ncclSignal(p, 0, 0, 0, comms[i], s[i])) != ncclSuccess) return fail("ncclSignal", r);
+    int k = 0;
+    for (int p = 0; p < n; p++)
+      if (p != me) d[k++] = (ncclWaitSignalDesc_t){.opCnt = 2, .peer = p, .sigIdx = 0, .ctx = 0};
+    if ((r = ncclWaitSignal(k, d, comms[i], s[i])) != ncclSuccess) return fail("ncclWaitSignal (signals)", r);
+  }
+  for (int i = 0; i < count; i++)
+    if (cudaStreamSynchronize(s[i]) != cudaSuccess) return fail("signal: stream", ncclSystemError);
+  for (int i = 0; i < count && !bad; i++) {
+    int me = first + i, other = (me + n / 2) % n; /* on the other host, with 2 hosts of n/2 */
+    void *pp = (void *)1;
+    if ((r = ncclGetPeerDevicePointer(win[i], 0, other, &pp)) != ncclSuccess) return fail("ncclGetPeerDevicePointer", r);
+    if (pp) bad = fail("a rank on another host has a peer pointer", ncclInternalError);
+    if ((r = ncclGetLsaDevicePointer(win[i], 0, 0, &pp)) != ncclSuccess) return fail("ncclGetLsaDevicePointer", r);
+    if (!pp) bad = fail("LSA rank 0 has no pointer", ncclInternalError);
+  }
+  for (int i = 0; i < count; i++) {
+    ncclResult_t a;
+    ncclCommGetAsyncError(comms[i], &a);
+    if (a != ncclSuccess) bad = fail("async error after the one-sided calls", a);
+    if ((r = ncclCommWindowDeregister(comms[i], win[i])) != ncclSuccess) bad = fail("ncclCommWindowDeregister", r);
+    ncclMemFree(mem[i]);
+    cudaStreamDestroy(s[i]);
+  }
+  return bad;
+}
+
 int main(int argc, char **argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: hosts_rank ring|badkey|missing|die NRANKS FIRST COUNT IDFILE\n");
+    fprintf(stderr, "usage: hosts_rank ring|badkey|missing|die|diesig NRANKS FIRST COUNT IDFILE\n");
     return 2;
   }
   const char *mode = argv[1];
@@ -268,7 +355,8 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (!strcmp(mode, "die")) {
+  bool sig = !strcmp(mode, "diesig");
+  if (!strcmp(mode, "die") || sig) {
     const char *host = getenv("NCCLSIM_HOST_ID");
     if (host && !strcmp(host, "h1")) _exit(0);
     /* Receive from the previous rank, which is on h1 for first == 2 of 4. */
@@ -277,8 +365,9 @@ int main(int argc, char **argv) {
     cudaSetDevice(0);
     cudaMalloc(&buf, 64);
     cudaStreamCreate(&s);
-    if ((r = ncclRecv(buf, 64, ncclUint8, (first - 1 + nranks) % nranks, comms[0], s)) != ncclSuccess)
-      return fail("die: ncclRecv", r);
+    ncclWaitSignalDesc_t d = {.opCnt = 1, .peer = (first - 1 + nranks) % nranks, .sigIdx = 0, .ctx = 0};
+    r = sig ? ncclWaitSignal(1, &d, comms[0], s) : ncclRecv(buf, 64, ncclUint8, d.peer, comms[0], s);
+    if (r != ncclSuccess) return fail(sig ? "diesig: ncclWaitSignal" : "die: ncclRecv", r);
     time_t t0 = time(NULL);
     cudaError_t e = cudaStreamSynchronize(s);
     long took = (long)(time(NULL) - t0);
@@ -286,9 +375,9 @@ int main(int argc, char **argv) {
     ncclCommGetAsyncError(comms[0], &a);
     char last[1024];
     snprintf(last, sizeof last, "%s", ncclGetLastError(comms[0]));
-    fprintf(stderr, "hosts_rank: rank %d: the receive from the dead host ended after %ld s: %s: %s\n", first, took,
-            ncclGetErrorString(a), last);
-    if (e == cudaSuccess && a == ncclSuccess) return fail("die: the receive from a dead host succeeded", a);
+    fprintf(stderr, "hosts_rank: rank %d: the %s from the dead host ended after %ld s: %s: %s\n", first,
+            sig ? "wait for a signal" : "receive", took, ncclGetErrorString(a), last);
+    if (e == cudaSuccess && a == ncclSuccess) return fail("die: the wait on a dead host succeeded", a);
     /* NCCL's error for a lost peer, well before NCCLSIM_TIMEOUT (30 s
      * here), naming the host and its ranks. */
     if (a != ncclRemoteError) return fail("die: not ncclRemoteError", a);
@@ -300,6 +389,7 @@ int main(int argc, char **argv) {
   int bad = ring(comms, first, count, nranks, 8) || ring(comms, first, count, nranks, 6u << 20) ||
             ring(comms, first, count, nranks, 0);
   if (!bad) bad = colls(comms, first, count, nranks);
+  if (!bad) bad = rma(comms, first, count, nranks);
   if (!bad) {
     ncclComm_t sub;
     r = ncclCommSplit(comms[0], 0, first, &sub, NULL);

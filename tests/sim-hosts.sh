@@ -8,20 +8,28 @@
 #            teams are the hosts;
 #            send/recv around the ring (8 B, 6 MiB, 0 B, every byte
 #            checked); allreduce (sum, avg), broadcast, reduce, allgather,
-#            reducescatter, alltoall and gather, every element checked; a
-#            split is refused
+#            reducescatter, alltoall and gather, every element checked;
+#            windows of unequal sizes, put_signal from every rank to every
+#            other, signal, wait_signal, every byte checked, the window
+#            pointers; a split is refused
 #   badkey   the id's key changed in rank 1's process: the root refuses it,
 #            and rank 0 times out
 #   missing  3 ranks, 2 started: init ends with ncclTimeout, naming rank 2
 #   die      host h1 exits after init; h0's receive from it fails with
 #            ncclRemoteError, naming the host and its ranks, well before
 #            NCCLSIM_TIMEOUT (UCX notices the dropped connection)
+#   diesig   the same for an ncclWaitSignal on a signal from h1
 # Run from the top build directory.
 set -u
 dir=tests/sim-hosts.d
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 prog=./tests/hosts_rank
 export NCCLSIM_PROCESSES=auto
+# LeakSanitizer's tracer could crash at exit on the dynamic TLS of UCX
+# (dlopen'ed, with __thread variables) of a thread that was exiting: 4 runs
+# in 16 of the die case, before windows across hosts too. Without
+# intercepting __tls_get_addr, 0 in 20; leaks are still checked.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}intercept_tls_get_addr=0"
 fails=0
 
 # run_case NAME MODE NRANKS TIMEOUT "HOST FIRST COUNT" ...
@@ -59,5 +67,6 @@ run_case badkey badkey 2 3 "h0 0 1" "h1 1 1"
 run_case missing missing 3 2 "h0 0 1" "h1 1 1"
 grep -q "rank(s) \[2\]" "$dir"/missing.*.log || { echo "FAIL: missing: no log names rank 2"; cat "$dir"/missing.*.log; fails=$((fails + 1)); }
 run_case die die 4 30 "h0 0 2" "h1 2 2"
+run_case diesig diesig 4 30 "h0 0 2" "h1 2 2"
 test "$fails" = 0 || exit 1
 rm -rf "$dir"
