@@ -119,7 +119,8 @@ static int ring(ncclComm_t *comms, int first, int count, int nranks, size_t byte
 }
 
 /* The collectives across hosts, each for every local rank in one group,
- * every element checked: allreduce (sum, avg), broadcast, reduce (max),
+ * every element checked: allreduce (sum, avg, prod, min, int32 avg,
+ * PreMulSum), broadcast, reduce (max),
  * allgather, reducescatter, alltoall and gather, with roots on either
  * host. */
 static int colls(ncclComm_t *comms, int first, int count, int nranks) {
@@ -166,6 +167,36 @@ static int colls(ncclComm_t *comms, int first, int count, int nranks) {
   RUN("allreduce avg", ncclAllReduce(sf[i], rf[i], C, ncclFloat32, ncclAvg, comms[i], s[i]));
   for (int i = 0, me = first; i < count; i++, me++)
     for (int k = 0; k < C; k++) CHECK("allreduce avg", rf[i][k], (float)((k % 7 + 1) * (n + 1)) / 2);
+  /* allreduce prod, min and avg on int32 (avg: the wrapped sum divided
+   * once), and a PreMulSum of factor rank+1 on float32: a host whose ranks
+   * reduce alike sends one reduced input (sim/coll/coll_net.c) */
+  for (int i = 0; i < count; i++)
+    for (int k = 0; k < C; k++) si[i][k] = (k % 3 == 0 && (first + i) % 2 == 0) ? 2 : 1;
+  RUN("allreduce prod", ncclAllReduce(si[i], ri[i], C, ncclInt32, ncclProd, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int k = 0; k < C; k++) CHECK("allreduce prod", ri[i][k], k % 3 == 0 ? 1 << ((n + 1) / 2) : 1);
+  for (int i = 0; i < count; i++)
+    for (int k = 0; k < C; k++) si[i][k] = (first + i) * 7 - k;
+  RUN("allreduce min", ncclAllReduce(si[i], ri[i], C, ncclInt32, ncclMin, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int k = 0; k < C; k++) CHECK("allreduce min", ri[i][k], -k);
+  RUN("allreduce avg int32", ncclAllReduce(si[i], ri[i], C, ncclInt32, ncclAvg, comms[i], s[i]));
+  for (int i = 0, me = first; i < count; i++, me++)
+    for (int k = 0; k < C; k++) CHECK("allreduce avg int32", ri[i][k], (7 * n * (n - 1) / 2 - n * k) / n);
+  {
+    ncclRedOp_t op[MAXR];
+    for (int i = 0; i < count; i++) {
+      float f = (float)(first + i + 1);
+      ncclResult_t r_;
+      if ((r_ = ncclRedOpCreatePreMulSum(&op[i], &f, ncclFloat32, ncclScalarHostImmediate, comms[i])) != ncclSuccess)
+        return fail("ncclRedOpCreatePreMulSum", r_);
+      for (int k = 0; k < C; k++) sf[i][k] = (float)(k % 5);
+    }
+    RUN("allreduce premulsum", ncclAllReduce(sf[i], rf[i], C, ncclFloat32, op[i], comms[i], s[i]));
+    for (int i = 0, me = first; i < count; i++, me++)
+      for (int k = 0; k < C; k++) CHECK("allreduce premulsum", rf[i][k], (k % 5) * n * (n + 1) / 2);
+    for (int i = 0; i < count; i++) ncclRedOpDestroy(op[i], comms[i]);
+  }
   /* broadcast int32 from the last rank */
   for (int i = 0; i < count; i++)
     for (int k = 0; k < C; k++) si[i][k] = (first + i) * 100000 + k, ri[i][k] = -1;

@@ -175,16 +175,18 @@ static void fail_mismatch(sim_rv *rv) {
                   "%s (ncclsim checks this; real NCCL would hang or corrupt memory)", msg);
 }
 
-static red_kind red_of(const coll_task *t) {
-  switch (t->op_class) {
+red_kind coll_red_kind(int op_class, ncclDataType_t dt) {
+  switch (op_class) {
   case ncclSum: return RED_SUM;
   case ncclProd: return RED_PROD;
   case ncclMax: return RED_MAX;
   case ncclMin: return RED_MIN;
-  case ncclAvg: return sim_dtype_is_float(t->dt) ? RED_PREMULSUM : RED_SUMPOSTDIV;
+  case ncclAvg: return sim_dtype_is_float(dt) ? RED_PREMULSUM : RED_SUMPOSTDIV;
   default: return RED_PREMULSUM;
   }
 }
+
+static red_kind red_of(const coll_task *t) { return coll_red_kind(t->op_class, t->dt); }
 
 /* The plan of a matched round: the call's shape from rank 0's task, each
  * rank's buffers and factor being in its slot already. */

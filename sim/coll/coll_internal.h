@@ -72,6 +72,9 @@ void sim_reduce_block(const red_args *a, size_t n, void *out, void *tmp);
  * sim_reduce_block (the same bits); false, having done nothing, for
  * anything else. */
 bool sim_reduce_fused(const red_args *a, size_t n, void *const *out, int nout);
+/* The reduction a call's op class (ncclSum.., or a PreMulSum op's) makes
+ * on dt (coll.c). */
+red_kind coll_red_kind(int op_class, ncclDataType_t dt);
 /* The scalar of ncclAvg on floats: 1/nranks as one element of dt. */
 void sim_avg_scalar(ncclDataType_t dt, int nranks, void *out8);
 
