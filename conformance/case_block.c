@@ -73,27 +73,11 @@ static bool gather_times(case_ctx_t *ctx, double mine, double *all)
   return ctx_allgather(ctx, &mine, sizeof mine, all, (size_t)ctx->nranks * sizeof *all);
 }
 
-/* Whether ranks a and b are on different simulated hosts (--sim-hosts);
- * false after a failed exchange too (the caller's next one fails). */
-static bool apart(case_ctx_t *ctx, int a, int b)
-{
-  char mine[32] = "", all[CTX_XCHG_MAX / 32][32];
-  if (!case_sim_hosts() || ctx->nranks > (int)(sizeof all / sizeof all[0]))
-    return false;
-  snprintf(mine, sizeof mine, "%s", getenv("NCCLSIM_HOST_ID"));
-  if (!ctx_allgather(ctx, mine, sizeof mine, all, (size_t)ctx->nranks * sizeof mine))
-    return false;
-  return strcmp(all[a], all[b]) != 0;
-}
-
 void case_BLOCK_01(case_ctx_t *ctx)
 {
   struct block_env e;
   if (ctx->nranks < 2)
     CASE_SKIP(ctx, "needs 2 ranks (a late peer to send to), there is 1");
-  if (apart(ctx, 0, 1))
-    CASE_SKIP(ctx, "ranks 0 and 1 are on different simulated hosts, between which ncclsim does not yet simulate "
-                   "first-use connections");
   double t[CTX_XCHG_MAX / sizeof(double)];
   if (!block_setup(ctx, &e))
     return;

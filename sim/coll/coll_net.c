@@ -17,7 +17,7 @@
  * the one engine.
  *
  * Messages between leaders are tagged with the collective's sequence
- * number (its low 8 bits), so that collectives the leaders run in different
+ * number (its low 7 bits), so that collectives the leaders run in different
  * orders (different streams) still meet their own.
  */
 #include <errno.h>
@@ -77,7 +77,7 @@ static size_t recv_elems(const net_hdr *h, int r, int n) {
 }
 
 static uint64_t tag_of(sim_clique *c, uint64_t seq, int from, int to) {
-  return sim_net_leader_tag(c->key, 0, seq, from, to);
+  return sim_net_leader_tag(c->key, SIM_NET_TAG_COLL, seq, from, to);
 }
 
 void coll_net_free(coll_task *t) {

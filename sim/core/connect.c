@@ -19,7 +19,11 @@
  * here the deadlock check (util/block.c) reports it at once.
  *
  * Each connection is a rendezvous round of the clique (expected: the two
- * ends of a link, or every rank). Arrivals are detached and idempotent: the
+ * ends of a link, or every rank). A link between ranks on two hosts
+ * (sim/net) is a hello each way through UCX instead: each end sends its
+ * hello when it first uses the link and waits for the other's, as NCCL's
+ * proxy connect does over its bootstrap. The collective ring and the
+ * one-sided setup are not yet simulated across hosts. Arrivals are detached and idempotent: the
  * round's completion marks the connection made, which is what waiters
  * watch. Non-blocking communicators connect in NCCL's background thread,
  * not the caller's: here their operations simply meet on the stream.
@@ -87,6 +91,9 @@ typedef struct {
   uint64_t key;
   int a, b; /* a link's sender and receiver; -1 for the comm-wide ones */
   bool arrived;
+  bool remote;          /* a link between two hosts: hellos through UCX */
+  sim_ucx_op hello[2];  /* its own sent, the other end's received */
+  uint8_t in;           /* the other end's hello */
 } need;
 
 static _Atomic int *flag_of(sim_clique *c, uint64_t key) {
@@ -129,18 +136,18 @@ static bool need_of(sim_task *t, need *nd) {
   ncclComm_t comm = t->comm;
   sim_clique *c = comm->clique;
   size_t n = (size_t)c->nranks;
-  *nd = (need){t, c, 0, -1, -1, false};
+  *nd = (need){.task = t, .c = c, .a = -1, .b = -1};
   if (!comm->blocking) return false;
-  /* Across hosts (sim/net) the rule holds between ranks of one host only:
-   * the rounds of links to other hosts and of the collective ring would
-   * wait for ranks that never arrive here. */
+  /* Across hosts (sim/net) the collective ring and the one-sided setup
+   * are not simulated: their rounds would wait for ranks that never arrive
+   * here. Links are (hellos through UCX). */
   switch (t->conn) {
   case SIM_CONN_SEND:
   case SIM_CONN_RECV:
     nd->a = t->conn == SIM_CONN_SEND ? comm->rank : t->conn_peer;
     nd->b = t->conn == SIM_CONN_SEND ? t->conn_peer : comm->rank;
     nd->key = KEY(KEY_LINK, (size_t)nd->a * n + (size_t)nd->b);
-    if (c->net && c->net->host[nd->a] != c->net->host[nd->b]) return false;
+    nd->remote = c->net && c->net->host[nd->a] != c->net->host[nd->b];
     break;
   case SIM_CONN_COLL: nd->key = KEY(KEY_COLL, 0); break;
   case SIM_CONN_RMA: nd->key = KEY(KEY_RMA, 0); break;
@@ -202,8 +209,52 @@ static void withdraw(need *nd) {
   sim_rv_unlock(&st->rounds);
 }
 
+/* A link to another host: this end's hello, and a receive of the other's.
+ * Tags: the link's two ranks, and which end says hello (0: the sender). */
+static ncclResult_t hello_start(need *nd) {
+  ncclComm_t comm = nd->task->comm;
+  const sim_net_map *m = nd->c->net;
+  int me = comm->rank, peer = me == nd->a ? nd->b : nd->a, role = me == nd->a ? 0 : 1;
+  uint64_t k = nd->c->key;
+  static const uint8_t hello = 1; /* outlives a send given up (sim_ucx_cancel) */
+  ncclResult_t res = sim_ucx_recv(sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, (uint64_t)(1 - role), peer, me), &nd->in,
+                                  1, &nd->hello[1]);
+  if (res == ncclSuccess)
+    res = sim_ucx_send(m, peer, sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, (uint64_t)role, me, peer), &hello, 1,
+                       &nd->hello[0]);
+  if (res != ncclSuccess) sim_ucx_cancel(&nd->hello[1]);
+  return res;
+}
+
+/* The hellos of a link to another host, until both ended: the link is then
+ * made (in this host's clique; the other host marks its own). */
+static ncclResult_t hello_wait(need *nd) {
+  ncclComm_t comm = nd->task->comm;
+  char what[192];
+  describe(nd, what, sizeof what);
+  sim_due due = sim_due_at(sim_deadline());
+  int peer = comm->rank == nd->a ? nd->b : nd->a;
+  ncclResult_t res = ncclSuccess;
+  for (int i = 1; i >= 0 && res == ncclSuccess; i--) {
+    res = sim_net_wait(comm, &nd->hello[i], peer, 1 << 10, &due);
+    if (res == ncclSuccess || nd->hello[i].cancelled) continue;
+    return sim_comm_fail(comm, res, "%s; its hello between hosts failed in UCX: %s", what,
+                         sim_ucx_status_text(&nd->hello[i]));
+  }
+  sim_ucx_cancel(&nd->hello[0]); /* not ended (a failure): UCX finishes it */
+  if (res == ncclTimeout)
+    return sim_comm_fail(comm, ncclTimeout, "%s; after NCCLSIM_TIMEOUT=%s s rank %d on another host still had not (%s: "
+                         "on a GPU this call would still be blocked)", what, sim_param_text(SIM_P_TIMEOUT), peer,
+                         rule_of(nd));
+  if (res != ncclSuccess) return res; /* cancelled, or the host is gone (sim_net_check_gone said so) */
+  conn_state *st = state_of(nd->c);
+  atomic_store_explicit(&st->links[nd->key & 0xffffffffffffffull], 1, memory_order_release);
+  return ncclSuccess;
+}
+
 /* Waits for one need; on failure records why on the comm. */
 static ncclResult_t wait_one(need *nd) {
+  if (nd->remote) return hello_wait(nd);
   if (is_connected(nd)) return ncclSuccess;
   char what[192], why[512];
   describe(nd, what, sizeof what);
@@ -241,6 +292,14 @@ ncclResult_t sim_connect(sim_task *list) {
   for (sim_task *t = list; t && res == ncclSuccess; t = t->next) {
     need *nd = &needs[n];
     if (!need_of(t, nd)) continue;
+    if (nd->remote) {
+      bool twice = false; /* a group's second send on the link says no second hello */
+      for (int i = 0; i < n; i++) twice |= needs[i].remote && needs[i].key == nd->key;
+      if (twice) continue;
+      res = hello_start(nd);
+      n++;
+      continue;
+    }
     int expected = nd->a >= 0 ? 2 : nd->c->nranks;
     res = sim_rv_arrive(&state_of(nd->c)->rounds, &conn_rv, nd->key, nd->c->nranks, expected, t->comm->rank,
                         SIM_RV_DETACHED | SIM_RV_ONCE, NULL, nd->c, NULL);
@@ -249,8 +308,10 @@ ncclResult_t sim_connect(sim_task *list) {
   }
   for (int i = 0; i < n && res == ncclSuccess; i++) res = wait_one(&needs[i]);
   if (res != ncclSuccess) /* the call fails: it never took part */
-    for (int i = 0; i < n; i++)
-      if (needs[i].arrived && !is_connected(&needs[i])) withdraw(&needs[i]);
+    for (int i = 0; i < n; i++) {
+      if (needs[i].remote) sim_ucx_cancel(&needs[i].hello[1]), sim_ucx_cancel(&needs[i].hello[0]);
+      else if (needs[i].arrived && !is_connected(&needs[i])) withdraw(&needs[i]);
+    }
   if (needs != &one) sim_free(needs);
   return res;
 }

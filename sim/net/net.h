@@ -103,13 +103,14 @@ static inline const void *sim_net_extra(const sim_net_map *m, int r, size_t *len
   return m->addrs + m->addr_off[r] + m->addr_len[r];
 }
 
-/* The tag of a message between hosts' leaders (bit 63: p2p_net.c keeps it
- * clear): 15 bits of the communicator's key, 1 of `space` (0: a
- * collective, 1: a window registration), 8 of the round's sequence number,
- * 20 of each host. */
+/* The tag of a message between hosts' leaders, or between two ranks'
+ * first-use connection (bit 63: p2p_net.c keeps it clear): 15 bits of the
+ * communicator's key, 7 of a sequence number, 2 of `space` (SIM_NET_TAG_*),
+ * 20 of each end (a host, or a rank). */
+enum { SIM_NET_TAG_COLL = 0, SIM_NET_TAG_WINDOW = 1, SIM_NET_TAG_CONNECT = 2 };
 static inline uint64_t sim_net_leader_tag(uint64_t key, int space, uint64_t seq, int from, int to) {
   uint64_t k = key ^ (key >> 15) ^ (key >> 30) ^ (key >> 45);
-  return (1ull << 63) | ((k & 0x7fffull) << 48) | ((seq & 0xffull) << 40) | ((uint64_t)(space & 1) << 39) |
+  return (1ull << 63) | ((k & 0x7fffull) << 48) | ((seq & 0x7full) << 41) | ((uint64_t)(space & 3) << 39) |
          ((uint64_t)from << 20) | (uint64_t)to;
 }
 

@@ -98,6 +98,8 @@ ncclResult_t sim_p2p_net_enqueue(bool is_send, void *buf, size_t count, ncclData
   *t = (net_task){.base = {.ops = is_send ? &net_send_ops : &net_recv_ops,
                            .comm = comm,
                            .bytes = count * sim_dtype_size(dt),
+                           .conn = is_send ? SIM_CONN_SEND : SIM_CONN_RECV, /* hellos through UCX (core/connect.c) */
+                           .conn_peer = peer,
                            .has_peer = true,
                            .peer = peer},
                   .is_send = is_send, .buf = buf, .count = count, .dt = dt, .peer = peer};

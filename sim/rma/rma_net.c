@@ -137,7 +137,7 @@ ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *ops
     if (h == H) continue;
     int lead = 0;
     while (m->host[lead] != h) lead++;
-    res = sim_ucx_send(m, lead, sim_net_leader_tag(c->key, 1, seq, H, h), mine,
+    res = sim_ucx_send(m, lead, sim_net_leader_tag(c->key, SIM_NET_TAG_WINDOW, seq, H, h), mine,
                        (size_t)m->host_size[H] * sizeof *mine, &x.ops[x.nops]);
     if (res == ncclSuccess) x.nops++;
   }
@@ -151,7 +151,7 @@ ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *ops
       break;
     }
     int at = x.nops;
-    res = sim_ucx_recv(sim_net_leader_tag(c->key, 1, seq, h, H), theirs, want, &x.ops[x.nops]);
+    res = sim_ucx_recv(sim_net_leader_tag(c->key, SIM_NET_TAG_WINDOW, seq, h, H), theirs, want, &x.ops[x.nops]);
     if (res == ncclSuccess) x.nops++, res = ops_wait(&x, at);
     if (res == ncclSuccess && x.ops[at].length != want)
       res = sim_comm_fail(comm, ncclInternalError,
