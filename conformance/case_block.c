@@ -124,8 +124,6 @@ void case_BLOCK_02(case_ctx_t *ctx)
   struct block_env e;
   double t[CTX_XCHG_MAX / sizeof(double)];
   int late = ctx->nranks - 1;
-  if (case_sim_hosts())
-    CASE_SKIP(ctx, "ncclsim does not yet simulate the collective ring's first-use connection across hosts");
   if (!block_setup(ctx, &e))
     return;
   if (!late_first_allreduce(ctx, &e, t))
@@ -148,8 +146,6 @@ void case_BLOCK_03(case_ctx_t *ctx)
   int late = ctx->nranks - 1;
   if (ctx->nranks < 2)
     CASE_SKIP(ctx, "needs 2 ranks (a late rank that signals rank 0), there is 1");
-  if (case_sim_hosts())
-    CASE_SKIP(ctx, "ncclsim does not yet simulate the first-use connection of one-sided operations across hosts");
   if (!block_setup(ctx, &e))
     return;
   double mine;

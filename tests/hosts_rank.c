@@ -269,6 +269,10 @@ static int rma(ncclComm_t *comms, int first, int count, int nranks) {
   }
   if ((r = ncclGroupEnd()) != ncclSuccess) return fail("ncclCommWindowRegister (group)", r);
   ncclWaitSignalDesc_t d[64];
+  /* One thread drives this process's ranks: their first one-sided calls
+   * in one group, or the first would wait for the others' (NCCL sets up
+   * one-sided operations at their first use, on every rank). */
+  ncclGroupStart();
   for (int i = 0; i < count; i++) {
     int me = first + i;
     for (int p = 0; p < n; p++)
@@ -280,6 +284,7 @@ static int rma(ncclComm_t *comms, int first, int count, int nranks) {
       if (p != me) d[k++] = (ncclWaitSignalDesc_t){.opCnt = 1, .peer = p, .sigIdx = 0, .ctx = 0};
     if ((r = ncclWaitSignal(k, d, comms[i], s[i])) != ncclSuccess) return fail("ncclWaitSignal", r);
   }
+  if ((r = ncclGroupEnd()) != ncclSuccess) return fail("ncclPutSignal (group)", r);
   for (int i = 0; i < count; i++)
     if (cudaStreamSynchronize(s[i]) != cudaSuccess) return fail("put_signal: stream", ncclSystemError);
   for (int i = 0; i < count && !bad; i++) {
@@ -393,15 +398,28 @@ int main(int argc, char **argv) {
     if (host && !strcmp(host, "h1")) _exit(0);
     /* Receive from the previous rank, which is on h1 for first == 2 of 4. */
     void *buf;
-    cudaStream_t s;
-    cudaSetDevice(0);
+    cudaStream_t s, si[MAXR];
+    for (int i = count - 1; i >= 0; i--) cudaSetDevice(i), cudaStreamCreate(&si[i]);
+    s = si[0]; /* on device 0, now current */
     cudaMalloc(&buf, 64);
-    cudaStreamCreate(&s);
     ncclWaitSignalDesc_t d = {.opCnt = 1, .peer = (first - 1 + nranks) % nranks, .sigIdx = 0, .ctx = 0};
     time_t t0 = time(NULL);
-    /* A receive's first use of the link connects it in the call (its
-     * hello finds the host gone); a wait fails on the stream. */
-    r = sig ? ncclWaitSignal(1, &d, comms[0], s) : ncclRecv(buf, 64, ncclUint8, d.peer, comms[0], s);
+    /* The first use connects, in the call: a receive's link, whose hello
+     * finds the host gone; every rank's one-sided setup, so this
+     * process's other ranks make their first one-sided call in the same
+     * group, and the leaders' hellos find the host gone. */
+    if (sig) {
+      ncclGroupStart();
+      for (int i = 0; i < count; i++) {
+        ncclWaitSignalDesc_t di = {.opCnt = 1, .peer = (first + i - 1 + nranks) % nranks, .sigIdx = 0, .ctx = 0};
+        ncclResult_t ri = ncclWaitSignal(1, &di, comms[i], si[i]);
+        if (i == 0) r = ri;
+      }
+      ncclResult_t ge = ncclGroupEnd();
+      if (r == ncclSuccess) r = ge;
+    } else {
+      r = ncclRecv(buf, 64, ncclUint8, d.peer, comms[0], s);
+    }
     cudaError_t e = r == ncclSuccess ? cudaStreamSynchronize(s) : cudaErrorUnknown;
     long took = (long)(time(NULL) - t0);
     ncclResult_t a;

@@ -23,7 +23,11 @@
  * (sim/net) is a hello each way through UCX instead: each end sends its
  * hello when it first uses the link and waits for the other's, as NCCL's
  * proxy connect does over its bootstrap. The collective ring and the
- * one-sided setup are not yet simulated across hosts. Arrivals are detached and idempotent: the
+ * one-sided setup across hosts: this host's ranks meet in a round of the
+ * host's ranks; its leader (first rank) then says hello to every other
+ * host's leader and waits for theirs, and only then is the connection
+ * made for every rank here, so none returns before every rank of every
+ * host has made its own first call. Arrivals are detached and idempotent: the
  * round's completion marks the connection made, which is what waiters
  * watch. Non-blocking communicators connect in NCCL's background thread,
  * not the caller's: here their operations simply meet on the stream.
@@ -42,6 +46,7 @@ typedef struct {
   sim_rv_table rounds;
   _Atomic unsigned char *links; /* [a * n + b]: a's sends to b are connected */
   _Atomic int coll, rma;        /* connected */
+  _Atomic int host_coll, host_rma; /* across hosts: this host's ranks met (the leader's hellos come next) */
   bool runtime;                 /* collectives connect at first use */
 } conn_state;
 
@@ -92,15 +97,16 @@ typedef struct {
   int a, b; /* a link's sender and receiver; -1 for the comm-wide ones */
   bool arrived;
   bool remote;          /* a link between two hosts: hellos through UCX */
+  bool host_only;       /* a leader's wait for its host's ranks, before its hellos */
   sim_ucx_op hello[2];  /* its own sent, the other end's received */
   uint8_t in;           /* the other end's hello */
 } need;
 
-static _Atomic int *flag_of(sim_clique *c, uint64_t key) {
+static _Atomic int *flag_of(sim_clique *c, uint64_t key, bool host) {
   conn_state *st = state_of(c);
   switch (key >> 56) {
-  case KEY_COLL: return &st->coll;
-  case KEY_RMA: return &st->rma;
+  case KEY_COLL: return host ? &st->host_coll : &st->coll;
+  case KEY_RMA: return host ? &st->host_rma : &st->rma;
   default: return NULL;
   }
 }
@@ -109,7 +115,7 @@ static bool is_connected(const need *nd) {
   conn_state *st = state_of(nd->c);
   if (nd->a >= 0) return atomic_load_explicit(&st->links[(size_t)nd->a * (size_t)nd->c->nranks + (size_t)nd->b],
                                               memory_order_acquire);
-  return atomic_load_explicit(flag_of(nd->c, nd->key), memory_order_acquire);
+  return atomic_load_explicit(flag_of(nd->c, nd->key, nd->host_only), memory_order_acquire);
 }
 
 /* Connected, or the rank's operations were cancelled (its own revoke, or
@@ -125,7 +131,7 @@ static ncclResult_t made(sim_rv *rv, void *arg) {
   conn_state *st = state_of(c);
   uint64_t key = sim_rv_key(rv);
   if (key >> 56 == KEY_LINK) atomic_store_explicit(&st->links[key & 0xffffffffffffffull], 1, memory_order_release);
-  else atomic_store_explicit(flag_of(c, key), 1, memory_order_release);
+  else atomic_store_explicit(flag_of(c, key, c->net != NULL), 1, memory_order_release); /* across hosts: the host's */
   return ncclSuccess;
 }
 
@@ -138,9 +144,9 @@ static bool need_of(sim_task *t, need *nd) {
   size_t n = (size_t)c->nranks;
   *nd = (need){.task = t, .c = c, .a = -1, .b = -1};
   if (!comm->blocking) return false;
-  /* Across hosts (sim/net) the collective ring and the one-sided setup
-   * are not simulated: their rounds would wait for ranks that never arrive
-   * here. Links are (hellos through UCX). */
+  /* Across hosts (sim/net) a link to another host is hellos through UCX;
+   * the comm-wide ones meet this host's ranks, then the leaders'
+   * hellos. */
   switch (t->conn) {
   case SIM_CONN_SEND:
   case SIM_CONN_RECV:
@@ -153,7 +159,6 @@ static bool need_of(sim_task *t, need *nd) {
   case SIM_CONN_RMA: nd->key = KEY(KEY_RMA, 0); break;
   default: return false;
   }
-  if (c->net && (t->conn == SIM_CONN_COLL || t->conn == SIM_CONN_RMA)) return false;
   return !is_connected(nd);
 }
 
@@ -167,7 +172,7 @@ static int awaits(sim_block *b, sim_rank_ref *out, int max) {
   if (rv && !is_connected(nd)) {
     int me = nd->task->comm->rank;
     for (int r = 0; r < nd->c->nranks && k < max; r++) {
-      if (r == me || sim_rv_present(rv, r)) continue;
+      if (r == me || sim_rv_present(rv, r) || sim_net_remote(nd->c->net, r)) continue;
       if (nd->a >= 0 && r != nd->a && r != nd->b) continue;
       out[k++] = (sim_rank_ref){nd->c, r};
     }
@@ -252,9 +257,65 @@ static ncclResult_t hello_wait(need *nd) {
   return ncclSuccess;
 }
 
+/* The leader's hellos of a comm-wide connection across hosts, once its
+ * host's ranks have met: one to every other host's leader, and theirs. */
+static ncclResult_t leaders_hello(need *nd) {
+  ncclComm_t comm = nd->task->comm;
+  const sim_net_map *m = nd->c->net;
+  int H = m->my_host, nh = m->nhosts, nops = 0;
+  uint64_t k = nd->c->key, seq = nd->key >> 56 == KEY_COLL ? 2 : 3; /* links say 0 and 1 */
+  static const uint8_t hello = 1;
+  sim_ucx_op *ops = sim_calloc(2 * (size_t)nh, sizeof *ops);
+  uint8_t *in = sim_calloc((size_t)nh, 1);
+  ncclResult_t res = ops && in ? ncclSuccess : ncclSystemError;
+  for (int h = 0; h < nh && res == ncclSuccess; h++) {
+    if (h == H) continue;
+    int lead = 0;
+    while (m->host[lead] != h) lead++;
+    res = sim_ucx_recv(sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, seq, h, H), &in[h], 1, &ops[nops]);
+    if (res == ncclSuccess) nops++, res = sim_ucx_send(m, lead, sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, seq, H, h),
+                                                      &hello, 1, &ops[nops]);
+    if (res == ncclSuccess) nops++;
+  }
+  sim_due due = sim_due_at(sim_deadline());
+  for (int i = 0; i < nops && res == ncclSuccess; i++) {
+    res = sim_net_wait(comm, &ops[i], -1, 1 << 10, &due);
+    if (res != ncclSuccess && !ops[i].cancelled)
+      res = sim_comm_fail(comm, res, "the first %s across hosts: a hello between hosts' leaders failed in UCX: %s",
+                          seq == 2 ? "collective" : "one-sided operation", sim_ucx_status_text(&ops[i]));
+  }
+  for (int i = 0; ops && i < nops; i++) sim_ucx_cancel(&ops[i]); /* those not ended (a failure) */
+  sim_free(ops);
+  sim_free(in);
+  if (res == ncclTimeout) {
+    char what[192];
+    describe(nd, what, sizeof what);
+    return sim_comm_fail(comm, ncclTimeout, "%s; after NCCLSIM_TIMEOUT=%s s another host's ranks still had not (%s: "
+                         "on a GPU this call would still be blocked)", what, sim_param_text(SIM_P_TIMEOUT), rule_of(nd));
+  }
+  if (res != ncclSuccess) return res;
+  conn_state *st = state_of(nd->c);
+  atomic_store_explicit(flag_of(nd->c, nd->key, false), 1, memory_order_release);
+  sim_waitq_wake(&st->rounds.wq); /* this host's other ranks wait there */
+  return ncclSuccess;
+}
+
+static ncclResult_t wait_local(need *nd);
+
 /* Waits for one need; on failure records why on the comm. */
 static ncclResult_t wait_one(need *nd) {
   if (nd->remote) return hello_wait(nd);
+  if (nd->a < 0 && nd->c->net && nd->c->net->host_rank[nd->task->comm->rank] == 0 && !is_connected(nd)) {
+    nd->host_only = true; /* the leader: its host's ranks first, then the hellos */
+    ncclResult_t res = wait_local(nd);
+    nd->host_only = false;
+    return res == ncclSuccess ? leaders_hello(nd) : res;
+  }
+  return wait_local(nd);
+}
+
+/* Waits for a need of this host; on failure records why on the comm. */
+static ncclResult_t wait_local(need *nd) {
   if (is_connected(nd)) return ncclSuccess;
   char what[192], why[512];
   describe(nd, what, sizeof what);
@@ -300,7 +361,7 @@ ncclResult_t sim_connect(sim_task *list) {
       n++;
       continue;
     }
-    int expected = nd->a >= 0 ? 2 : nd->c->nranks;
+    int expected = nd->a >= 0 ? 2 : nd->c->net ? nd->c->net->host_size[nd->c->net->my_host] : nd->c->nranks;
     res = sim_rv_arrive(&state_of(nd->c)->rounds, &conn_rv, nd->key, nd->c->nranks, expected, t->comm->rank,
                         SIM_RV_DETACHED | SIM_RV_ONCE, NULL, nd->c, NULL);
     nd->arrived = res == ncclSuccess;
