@@ -173,7 +173,8 @@ bool sim_ucx_progress(void);
 /* Until every put and add this process issued is applied at its target
  * (each target acknowledges them, when it progresses), or deadline_ns: a
  * process must not leave before, or the target's acknowledgement to a
- * process gone is a fatal error in UCX. */
+ * process gone is a fatal error in UCX 1.13. At once if it issued none
+ * since the last flush. Called at exit. */
 void sim_ucx_flush(uint64_t deadline_ns);
 /* Sleeps until the worker has an event, or max_us. */
 void sim_ucx_sleep(unsigned max_us);

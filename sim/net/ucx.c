@@ -86,6 +86,7 @@ static struct {
   struct ep_rec { uint64_t group; int pid; ucp_ep_h ep; _Atomic int failed; } **eps;
   int neps, cap;
   int efd; /* the worker's event descriptor; -1: none */
+  _Atomic uint64_t rma_ops; /* puts and adds issued since the last flush that ended */
 } ux = {.lock = PTHREAD_MUTEX_INITIALIZER, .efd = -1};
 
 
@@ -93,8 +94,8 @@ static struct {
  * worker and the context go (a communicator still alive keeps them: its
  * stream workers may be inside UCX). */
 static void teardown(void) {
-  /* Even with communicators left alive, this process's puts and adds are
-   * applied before it goes (sim_ucx_flush), for a second at most. */
+  /* This process's puts and adds are applied before it goes, for a second
+   * at most (sim_ucx_flush; communicators may still be alive). */
   if (ux.ready) sim_ucx_flush(sim_now_ns() + 1000000000ull);
   pthread_mutex_lock(&ux.lock);
   if (ux.ready && !sim_net_comms_here()) {
@@ -356,6 +357,7 @@ ncclResult_t sim_ucx_put(const sim_net_map *m, int peer, const void *src, size_t
                                            UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
                            .cb.send = send_done,
                            .user_data = op};
+  atomic_fetch_add(&ux.rma_ops, 1);
   return started(op, fn.ucp_put_nbx(ep, src, bytes, k->addr + offset, rk, &p), false);
 }
 
@@ -367,6 +369,7 @@ ncclResult_t sim_ucx_add(const sim_net_map *m, int peer, const sim_ucx_rkey *k, 
   /* Whatever this worker put before lands before the add. */
   if (fence) fn.ucp_worker_fence(ux.worker);
   op->operand = 1;
+  atomic_fetch_add(&ux.rma_ops, 1);
   ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                                            UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
                            .cb.send = send_done,
@@ -384,7 +387,8 @@ static void flush_done(void *req, ucs_status_t st, void *arg) {
 }
 
 void sim_ucx_flush(uint64_t deadline_ns) {
-  if (!ux.ready) return;
+  uint64_t issued = atomic_load(&ux.rma_ops);
+  if (!ux.ready || !issued) return; /* nothing to flush: no wait for idle peers' wireup */
   _Atomic int done = 0;
   ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
                            .cb.send = flush_done,
@@ -395,6 +399,7 @@ void sim_ucx_flush(uint64_t deadline_ns) {
     if (!fn.ucp_worker_progress(ux.worker)) sim_ucx_sleep(1000);
   /* Past the deadline (a peer that never progresses), UCX finishes the
    * flush alone: once freed, a request's callback is not called. */
+  if (atomic_load_explicit(&done, memory_order_acquire)) atomic_compare_exchange_strong(&ux.rma_ops, &issued, 0);
   fn.ucp_request_free(r);
 }
 

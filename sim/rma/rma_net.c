@@ -50,10 +50,6 @@ ncclResult_t sim_rma_net_row(ncclComm_t comm, sim_ucx_rkey *key) {
 }
 
 void sim_rma_net_comm_fini(ncclComm_t comm) {
-  /* Its puts and signals applied before it goes (its process may exit
-   * next), within NCCLSIM_TIMEOUT; an abort gives them up. */
-  if (comm->net_sig_memh && comm->clique && !atomic_load(&comm->clique->aborted))
-    sim_ucx_flush(sim_now_ns() + sim_timeout_ns());
   sim_ucx_mem_unmap(comm->net_sig_memh);
   comm->net_sig_memh = NULL;
   sim_free(comm->net_sig_row); /* still its own: no clique took it */
