@@ -8,6 +8,11 @@
  *            the receiver sees it (from a handshake to the last receive), as
  *            bench/mpi_peer measures MPI_Send/MPI_Recv.
  *  pingpong  8-byte ncclSend/ncclRecv ping-pong, half round trip in ns.
+ *  put       rank 0 ncclPutSignal of `bytes` into rank 1's window, rank 1
+ *            ncclWaitSignal: GB/s as the target sees it (a UCX put and an
+ *            atomic add each), as ucx_perftest -t ucp_put_bw measures UCX's.
+ *  putpong   8-byte ncclPutSignal -> ncclWaitSignal ping-pong, half round
+ *            trip in ns.
  *
  * Usage: hosts_bw RANK IDFILE [bytes [pingpong_iters [repeats]]]
  *        (defaults 67108864 2000 5); rank 0 writes IDFILE, rank 1 reads it.
@@ -126,6 +131,61 @@ int main(int argc, char **argv) {
     printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
     fflush(stdout);
   }
+  /* One-sided: a window of `bytes` + 64 on each rank. */
+  char *wmem;
+  ncclWindow_t win;
+  NCHECK(ncclMemAlloc((void **)&wmem, bytes + 64));
+  cudaMemset(wmem, rank + 1, bytes + 64);
+  NCHECK(ncclCommWindowRegister(comm, wmem, bytes + 64, &win, NCCL_WIN_COLL_SYMMETRIC));
+  ncclWaitSignalDesc_t from = {.opCnt = 1, .peer = 1 - rank, .sigIdx = 0, .ctx = 0};
+  for (int rep = -1; rep < repeats; rep++) {
+    handshake(dsmall);
+    double t0 = bench_now();
+    for (int i = 0; i < (rep < 0 ? 1 : iters); i++) {
+      if (rank == 0) NCHECK(ncclPutSignal(wmem, bytes, ncclUint8, 1, win, 0, 0, 0, 0, comm, s));
+      else NCHECK(ncclWaitSignal(1, &from, comm, s));
+    }
+    BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
+    if (rep >= 0) v[rep] = bytes / ((bench_now() - t0) / iters) / 1e9;
+  }
+  if (rank == 1) {
+    char first, last;
+    cudaMemcpy(&first, wmem, 1, cudaMemcpyDeviceToHost);
+    cudaMemcpy(&last, wmem + bytes - 1, 1, cudaMemcpyDeviceToHost);
+    BENCH_CHECK(first == 1 && last == 1, "ncclPutSignal", "the bytes put are not the origin's");
+    bench_spread x = bench_stats(v, repeats);
+    printf("bench=hosts_bw test=put hosts=2 bytes=%zu iters=%d repeats=%d ", bytes, iters, repeats);
+    printf(MMM("gbps", x, "%.3f"));
+    printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
+    fflush(stdout);
+  }
+  for (int rep = -1; rep < repeats; rep++) {
+    int m = rep < 0 ? 100 : pp_iters;
+    handshake(dsmall);
+    double t0 = 0;
+    for (int i = 0; i < m; i++) {
+      if (i == 1) t0 = bench_now();
+      if (rank == 0) {
+        NCHECK(ncclPutSignal(wmem, 8, ncclUint8, 1, win, 0, 0, 0, 0, comm, s));
+        NCHECK(ncclWaitSignal(1, &from, comm, s));
+      } else {
+        NCHECK(ncclWaitSignal(1, &from, comm, s));
+        NCHECK(ncclPutSignal(wmem, 8, ncclUint8, 0, win, 0, 0, 0, 0, comm, s));
+      }
+      BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
+    }
+    if (rep >= 0) v[rep] = (bench_now() - t0) / (2.0 * (m - 1)) * 1e9;
+  }
+  if (rank == 0) {
+    bench_spread x = bench_stats(v, repeats);
+    printf("bench=hosts_bw test=putpong hosts=2 payload_bytes=8 iters=%d repeats=%d ", pp_iters, repeats);
+    printf(MMM("half_rtt_ns", x, "%.0f"));
+    printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
+    fflush(stdout);
+  }
+  handshake(dsmall); /* neither deregisters while the other may still put */
+  NCHECK(ncclCommWindowDeregister(comm, win));
+  ncclMemFree(wmem);
   cudaFree(buf);
   cudaFree(dsmall);
   cudaStreamDestroy(s);
