@@ -17,6 +17,7 @@
  * Usage: hosts_bw RANK IDFILE [bytes [pingpong_iters [repeats]]]
  *        (defaults 67108864 2000 5); rank 0 writes IDFILE, rank 1 reads it.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +48,66 @@ static void handshake(void *buf) {
   BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
 }
 
+/* What the measurements move: two-sided or one-sided. */
+static char *buf, *wmem; /* send/recv buffer; window memory */
+static void *dsmall;
+static ncclWindow_t win;
+static size_t bytes;
+
+/* One transfer of `n` bytes from rank `from` to the other: a send and its
+ * receive, or a put_signal and the target's wait. */
+static void transfer(bool put, int from, void *src, size_t n) {
+  ncclWaitSignalDesc_t d = {.opCnt = 1, .peer = from, .sigIdx = 0, .ctx = 0};
+  if (rank == from && put) NCHECK(ncclPutSignal(src, n, ncclUint8, 1 - rank, win, 0, 0, 0, 0, comm, s));
+  else if (rank == from) NCHECK(ncclSend(src, n, ncclUint8, 1 - rank, comm, s));
+  else if (put) NCHECK(ncclWaitSignal(1, &d, comm, s));
+  else NCHECK(ncclRecv(src, n, ncclUint8, from, comm, s));
+}
+
+/* GB/s of `iters` transfers of `bytes` from rank 0, as rank 1 sees them,
+ * per repeat (after one warm-up), into v. */
+static void bandwidth(bool put, int iters, int repeats, double *v) {
+  for (int rep = -1; rep < repeats; rep++) {
+    handshake(dsmall);
+    double t0 = bench_now();
+    for (int i = 0; i < (rep < 0 ? 1 : iters); i++) transfer(put, 0, put ? wmem : buf, bytes);
+    BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
+    if (rep >= 0) v[rep] = bytes / ((bench_now() - t0) / iters) / 1e9;
+  }
+}
+
+/* The half round trip of an 8-byte ping-pong, ns, per repeat, into v. */
+static void pingpong(bool put, int iters, int repeats, double *v) {
+  void *p = put ? (void *)wmem : dsmall;
+  for (int rep = -1; rep < repeats; rep++) {
+    int m = rep < 0 ? 100 : iters;
+    handshake(dsmall);
+    double t0 = 0;
+    for (int i = 0; i < m; i++) {
+      if (i == 1) t0 = bench_now();
+      transfer(put, 0, p, 8);
+      transfer(put, 1, p, 8);
+      BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
+    }
+    if (rep >= 0) v[rep] = (bench_now() - t0) / (2.0 * (m - 1)) * 1e9;
+  }
+}
+
+/* Rank 1 checks that the bytes came from rank 0 (filled with 1s). */
+static void check_came(const char *mem, const char *what) {
+  char first, last;
+  cudaMemcpy(&first, mem, 1, cudaMemcpyDeviceToHost);
+  cudaMemcpy(&last, mem + bytes - 1, 1, cudaMemcpyDeviceToHost);
+  BENCH_CHECK(first == 1 && last == 1, what, "the bytes that came are not rank 0's");
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: hosts_bw RANK IDFILE [bytes [pingpong_iters [repeats]]]\n");
     return 2;
   }
   rank = atoi(argv[1]);
-  size_t bytes = argc > 3 ? strtoull(argv[3], NULL, 10) : 67108864;
+  bytes = argc > 3 ? strtoull(argv[3], NULL, 10) : 67108864;
   int pp_iters = argc > 4 ? atoi(argv[4]) : 2000;
   int repeats = argc > 5 ? atoi(argv[5]) : 5;
   if ((rank != 0 && rank != 1) || bytes < 64 || pp_iters < 2 || repeats < 1 || repeats > 64) return 2;
@@ -76,112 +130,36 @@ int main(int argc, char **argv) {
   }
   NCHECK(ncclCommInitRank(&comm, 2, id, rank));
   BENCH_CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate", "");
-  char *buf;
-  void *dsmall;
   BENCH_CHECK(cudaMalloc((void **)&buf, bytes) == cudaSuccess && cudaMalloc(&dsmall, 16) == cudaSuccess, "cudaMalloc",
               "");
   cudaMemset(buf, rank + 1, bytes);
-  char la[64];
-  double v[64];
-
-  int iters = ((size_t)1 << 30) / bytes < 4 ? 4 : ((size_t)1 << 30) / bytes > 1000 ? 1000 : (int)(((size_t)1 << 30) / bytes);
-  for (int rep = -1; rep < repeats; rep++) { /* rep -1: warm-up */
-    handshake(dsmall);
-    double t0 = bench_now();
-    for (int i = 0; i < (rep < 0 ? 1 : iters); i++) {
-      if (rank == 0) NCHECK(ncclSend(buf, bytes, ncclUint8, 1, comm, s));
-      else NCHECK(ncclRecv(buf, bytes, ncclUint8, 0, comm, s));
-    }
-    BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
-    if (rep >= 0) v[rep] = bytes / ((bench_now() - t0) / iters) / 1e9;
-  }
-  if (rank == 1) {
-    char first, last;
-    cudaMemcpy(&first, buf, 1, cudaMemcpyDeviceToHost);
-    cudaMemcpy(&last, buf + bytes - 1, 1, cudaMemcpyDeviceToHost);
-    BENCH_CHECK(first == 1 && last == 1, "ncclRecv", "the bytes received are not the sender's");
-    bench_spread x = bench_stats(v, repeats);
-    printf("bench=hosts_bw test=sendrecv hosts=2 bytes=%zu iters=%d repeats=%d ", bytes, iters, repeats);
-    printf(MMM("gbps", x, "%.3f"));
-    printf(" ucx_tls=%s loadavg=%s\n", getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", bench_loadavg(la, sizeof la));
-    fflush(stdout);
-  }
-
-  for (int rep = -1; rep < repeats; rep++) {
-    int m = rep < 0 ? 100 : pp_iters;
-    handshake(dsmall);
-    double t0 = 0;
-    for (int i = 0; i < m; i++) {
-      if (i == 1) t0 = bench_now();
-      if (rank == 0) {
-        NCHECK(ncclSend(dsmall, 8, ncclUint8, 1, comm, s));
-        NCHECK(ncclRecv(dsmall, 8, ncclUint8, 1, comm, s));
-      } else {
-        NCHECK(ncclRecv(dsmall, 8, ncclUint8, 0, comm, s));
-        NCHECK(ncclSend(dsmall, 8, ncclUint8, 0, comm, s));
-      }
-      BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
-    }
-    if (rep >= 0) v[rep] = (bench_now() - t0) / (2.0 * (m - 1)) * 1e9;
-  }
-  if (rank == 0) {
-    bench_spread x = bench_stats(v, repeats);
-    printf("bench=hosts_bw test=pingpong hosts=2 payload_bytes=8 iters=%d repeats=%d ", pp_iters, repeats);
-    printf(MMM("half_rtt_ns", x, "%.0f"));
-    printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
-    fflush(stdout);
-  }
   /* One-sided: a window of `bytes` + 64 on each rank. */
-  char *wmem;
-  ncclWindow_t win;
   NCHECK(ncclMemAlloc((void **)&wmem, bytes + 64));
   cudaMemset(wmem, rank + 1, bytes + 64);
   NCHECK(ncclCommWindowRegister(comm, wmem, bytes + 64, &win, NCCL_WIN_COLL_SYMMETRIC));
-  ncclWaitSignalDesc_t from = {.opCnt = 1, .peer = 1 - rank, .sigIdx = 0, .ctx = 0};
-  for (int rep = -1; rep < repeats; rep++) {
-    handshake(dsmall);
-    double t0 = bench_now();
-    for (int i = 0; i < (rep < 0 ? 1 : iters); i++) {
-      if (rank == 0) NCHECK(ncclPutSignal(wmem, bytes, ncclUint8, 1, win, 0, 0, 0, 0, comm, s));
-      else NCHECK(ncclWaitSignal(1, &from, comm, s));
+  char la[64];
+  double v[64];
+  int iters = ((size_t)1 << 30) / bytes < 4 ? 4 : ((size_t)1 << 30) / bytes > 1000 ? 1000 : (int)(((size_t)1 << 30) / bytes);
+  for (int put = 0; put < 2; put++) {
+    bandwidth(put, iters, repeats, v);
+    if (rank == 1) {
+      check_came(put ? wmem : buf, put ? "ncclPutSignal" : "ncclRecv");
+      bench_spread x = bench_stats(v, repeats);
+      printf("bench=hosts_bw test=%s hosts=2 bytes=%zu iters=%d repeats=%d ", put ? "put" : "sendrecv", bytes, iters,
+             repeats);
+      printf(MMM("gbps", x, "%.3f"));
+      printf(" ucx_tls=%s loadavg=%s\n", getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", bench_loadavg(la, sizeof la));
+      fflush(stdout);
     }
-    BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
-    if (rep >= 0) v[rep] = bytes / ((bench_now() - t0) / iters) / 1e9;
-  }
-  if (rank == 1) {
-    char first, last;
-    cudaMemcpy(&first, wmem, 1, cudaMemcpyDeviceToHost);
-    cudaMemcpy(&last, wmem + bytes - 1, 1, cudaMemcpyDeviceToHost);
-    BENCH_CHECK(first == 1 && last == 1, "ncclPutSignal", "the bytes put are not the origin's");
-    bench_spread x = bench_stats(v, repeats);
-    printf("bench=hosts_bw test=put hosts=2 bytes=%zu iters=%d repeats=%d ", bytes, iters, repeats);
-    printf(MMM("gbps", x, "%.3f"));
-    printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
-    fflush(stdout);
-  }
-  for (int rep = -1; rep < repeats; rep++) {
-    int m = rep < 0 ? 100 : pp_iters;
-    handshake(dsmall);
-    double t0 = 0;
-    for (int i = 0; i < m; i++) {
-      if (i == 1) t0 = bench_now();
-      if (rank == 0) {
-        NCHECK(ncclPutSignal(wmem, 8, ncclUint8, 1, win, 0, 0, 0, 0, comm, s));
-        NCHECK(ncclWaitSignal(1, &from, comm, s));
-      } else {
-        NCHECK(ncclWaitSignal(1, &from, comm, s));
-        NCHECK(ncclPutSignal(wmem, 8, ncclUint8, 0, win, 0, 0, 0, 0, comm, s));
-      }
-      BENCH_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize", "");
+    pingpong(put, pp_iters, repeats, v);
+    if (rank == 0) {
+      bench_spread x = bench_stats(v, repeats);
+      printf("bench=hosts_bw test=%s hosts=2 payload_bytes=8 iters=%d repeats=%d ", put ? "putpong" : "pingpong",
+             pp_iters, repeats);
+      printf(MMM("half_rtt_ns", x, "%.0f"));
+      printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
+      fflush(stdout);
     }
-    if (rep >= 0) v[rep] = (bench_now() - t0) / (2.0 * (m - 1)) * 1e9;
-  }
-  if (rank == 0) {
-    bench_spread x = bench_stats(v, repeats);
-    printf("bench=hosts_bw test=putpong hosts=2 payload_bytes=8 iters=%d repeats=%d ", pp_iters, repeats);
-    printf(MMM("half_rtt_ns", x, "%.0f"));
-    printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
-    fflush(stdout);
   }
   handshake(dsmall); /* neither deregisters while the other may still put */
   NCHECK(ncclCommWindowDeregister(comm, win));
