@@ -489,7 +489,7 @@ ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op)
   return ncclInvalidUsage;
 }
 ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed) { (void)op, (void)progressed; return ncclInvalidUsage; }
-void sim_ucx_sleep(unsigned max_us) { (void)max_ms; }
+void sim_ucx_sleep(unsigned max_us) { (void)max_us; }
 void sim_ucx_cancel(sim_ucx_op *op) { (void)op; }
 const char *sim_ucx_status_text(const sim_ucx_op *op) { (void)op; return "no UCX"; }
 void sim_ucx_connect(const sim_net_map *m) { (void)m; }
