@@ -96,19 +96,6 @@ void coll_net_free(coll_task *t) {
   t->net = NULL;
 }
 
-/* Waits for every operation in x->ops[from..x->nops); a host that dies
- * meanwhile ends every rank of this host (sim_net_check_gone). */
-static ncclResult_t wait_ops(coll_net *x, int from, ncclComm_t comm, sim_due *due) {
-  for (int i = from; i < x->nops; i++) {
-    ncclResult_t res = sim_net_wait(comm, &x->ops[i], -1, 1024, due);
-    if (x->ops[i].cancelled) return res;
-    if (res != ncclSuccess)
-      return sim_comm_fail(comm, res, "collective across hosts: a message between hosts' leaders failed in UCX: %s",
-                           sim_ucx_status_text(&x->ops[i]));
-  }
-  return ncclSuccess;
-}
-
 static ncclResult_t push_op(coll_net *x, ncclResult_t posted) {
   if (posted == ncclSuccess) x->nops++;
   return posted;
@@ -214,6 +201,7 @@ ncclResult_t coll_net_exchange(coll_task *t, sim_rv_table *rounds, sim_rv *rv, s
   sim_clique *c = comm->clique;
   sim_net_map *m = c->net;
   int n = c->nranks, me = comm->rank, H = m->my_host;
+  static const char what[] = "collective across hosts";
   SIM_CHECK(sim_net_wait_host(comm, rounds, rv, due));
   coll_net *x = sim_calloc(1, sizeof *x);
   if (!x) return ncclSystemError;
@@ -254,8 +242,7 @@ ncclResult_t coll_net_exchange(coll_task *t, sim_rv_table *rounds, sim_rv *rv, s
   /* To every other host's leader: the calls, then the inputs. */
   for (int h = 0; h < m->nhosts && res == ncclSuccess; h++) {
     if (h == H) continue;
-    int lead = 0;
-    while (m->host[lead] != h) lead++;
+    int lead = sim_net_leader(m, h);
     uint64_t tag = tag_of(c, t->seq, H, h);
     res = push_op(x, sim_ucx_send(m, lead, tag, mine, (size_t)m->host_size[H] * sizeof *mine, &x->ops[x->nops]));
     if (x->partial) {
@@ -281,7 +268,7 @@ ncclResult_t coll_net_exchange(coll_task *t, sim_rv_table *rounds, sim_rv *rv, s
     uint64_t tag = tag_of(c, t->seq, h, H);
     int at = x->nops;
     res = push_op(x, sim_ucx_recv(tag, theirs, (size_t)m->host_size[h] * sizeof *theirs, &x->ops[x->nops]));
-    if (res == ncclSuccess) res = wait_ops(x, at, comm, due);
+    if (res == ncclSuccess) res = sim_net_wait_ops(comm, x->ops, at, x->nops, due, what);
     if (res == ncclSuccess && x->ops[at].length != (size_t)m->host_size[h] * sizeof *theirs)
       res = sim_comm_fail(comm, ncclInternalError, "collective across hosts: host %d's leader sent %zu bytes of calls",
                           h, x->ops[at].length);
@@ -308,8 +295,8 @@ ncclResult_t coll_net_exchange(coll_task *t, sim_rv_table *rounds, sim_rv *rv, s
     sim_free(theirs);
   }
   sim_free(mine);
-  if (res == ncclSuccess) res = wait_ops(x, sends, comm, due);
-  if (res == ncclSuccess) res = wait_ops(x, 0, comm, due);
+  if (res == ncclSuccess) res = sim_net_wait_ops(comm, x->ops, sends, x->nops, due, what);
+  if (res == ncclSuccess) res = sim_net_wait_ops(comm, x->ops, 0, x->nops, due, what);
   if (res != ncclSuccess) return res;
   /* Every rank elsewhere arrives, as if it were here. */
   int carrier = -1;

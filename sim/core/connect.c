@@ -270,20 +270,16 @@ static ncclResult_t leaders_hello(need *nd) {
   ncclResult_t res = ops && in ? ncclSuccess : ncclSystemError;
   for (int h = 0; h < nh && res == ncclSuccess; h++) {
     if (h == H) continue;
-    int lead = 0;
-    while (m->host[lead] != h) lead++;
+    int lead = sim_net_leader(m, h);
     res = sim_ucx_recv(sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, seq, h, H), &in[h], 1, &ops[nops]);
     if (res == ncclSuccess) nops++, res = sim_ucx_send(m, lead, sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, seq, H, h),
                                                       &hello, 1, &ops[nops]);
     if (res == ncclSuccess) nops++;
   }
   sim_due due = sim_due_at(sim_deadline());
-  for (int i = 0; i < nops && res == ncclSuccess; i++) {
-    res = sim_net_wait(comm, &ops[i], -1, 1 << 10, &due);
-    if (res != ncclSuccess && !ops[i].cancelled)
-      res = sim_comm_fail(comm, res, "the first %s across hosts: a hello between hosts' leaders failed in UCX: %s",
-                          seq == 2 ? "collective" : "one-sided operation", sim_ucx_status_text(&ops[i]));
-  }
+  if (res == ncclSuccess)
+    res = sim_net_wait_ops(comm, ops, 0, nops, &due,
+                           seq == 2 ? "the first collective across hosts" : "the first one-sided operation across hosts");
   for (int i = 0; ops && i < nops; i++) sim_ucx_cancel(&ops[i]); /* those not ended (a failure) */
   sim_free(ops);
   sim_free(in);

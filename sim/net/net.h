@@ -114,6 +114,13 @@ static inline uint64_t sim_net_leader_tag(uint64_t key, int space, uint64_t seq,
          ((uint64_t)from << 20) | (uint64_t)to;
 }
 
+/* Host h's leader: its first rank. */
+static inline int sim_net_leader(const sim_net_map *m, int h) {
+  int r = 0;
+  while (m->host[r] != h) r++;
+  return r;
+}
+
 /* Whether `peer` is on another host than the clique of m (NULL: one host). */
 static inline bool sim_net_remote(const sim_net_map *m, int peer) { return m && m->host[peer] != m->my_host; }
 
@@ -204,6 +211,11 @@ ncclResult_t sim_net_check_gone(ncclComm_t comm, int peer);
  * sim_net_check_gone does, and the deadline (ncclTimeout); op is cancelled
  * in those three cases (op->cancelled tells them from UCX's own end). */
 ncclResult_t sim_net_wait(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned idle_spins, struct sim_due *due);
+/* Waits for ops[from..n) as sim_net_wait does (any host gone ends them);
+ * a failure of UCX's own fails comm, naming `what` ("a collective across
+ * hosts"). */
+ncclResult_t sim_net_wait_ops(ncclComm_t comm, sim_ucx_op *ops, int from, int n, struct sim_due *due,
+                              const char *what);
 /* Calls ready(arg, &moved), which progresses UCX, until it returns true:
  * ncclSuccess, or ncclRemoteError (comm's cancel, a host gone) or
  * ncclTimeout as sim_net_wait. After idle_spins calls in a row that moved

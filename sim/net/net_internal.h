@@ -18,8 +18,9 @@ int sim_net_write_all(int fd, const void *buf, size_t len, uint64_t deadline_ns)
 int sim_net_read_all(int fd, void *buf, size_t len, uint64_t deadline_ns);
 
 /* The bootstrap's messages (bootstrap.c). A rank's hello, then its UCX
- * address and its extra (sim_net_join); the root's answer, then per rank an entry, then the addresses
- * one after another. Both sides run one program: no byte-order games. */
+ * address and its extra (sim_net_join); the root's answer, then per rank an
+ * entry, then the addresses one after another. Both sides run one program:
+ * no byte-order games. */
 enum { SIM_NET_WHY = 256, SIM_NET_ADDR_MAX = 1 << 16 };
 typedef struct {
   uint64_t magic, secret, key, group;

@@ -1,8 +1,9 @@
 /*
  * sim/net/peer_wait.c — a rank's wait on an operation with a rank elsewhere,
  * and what ends it early: a cancel, the deadline, or the peer's host gone.
- * Point-to-point tasks (p2p/p2p_net.c) and the collectives' leaders
- * (coll/coll_net.c) wait here alike.
+ * Point-to-point tasks (p2p/p2p_net.c), the leaders of collectives and
+ * window registrations (coll/coll_net.c, rma/rma_net.c), first-use
+ * connections (core/connect.c) and waits for signals wait here alike.
  */
 #include "config.h"
 
@@ -64,6 +65,17 @@ ncclResult_t sim_net_wait(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned id
   if (res == ncclSuccess) return w.res;
   sim_ucx_cancel(op);
   return res;
+}
+
+ncclResult_t sim_net_wait_ops(ncclComm_t comm, sim_ucx_op *ops, int from, int n, sim_due *due, const char *what) {
+  for (int i = from; i < n; i++) {
+    ncclResult_t res = sim_net_wait(comm, &ops[i], -1, 1024, due);
+    if (ops[i].cancelled) return res;
+    if (res != ncclSuccess)
+      return sim_comm_fail(comm, res, "%s: a message between hosts' leaders failed in UCX: %s", what,
+                           sim_ucx_status_text(&ops[i]));
+  }
+  return ncclSuccess;
 }
 
 typedef struct {

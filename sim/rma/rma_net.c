@@ -91,34 +91,18 @@ typedef struct {
   sim_ucx_rkey key;
 } net_part;
 
-typedef struct {
-  ncclComm_t comm;
-  sim_ucx_op *ops;
-  int nops;
-  sim_due *due;
-} exchange;
-
-static ncclResult_t ops_wait(exchange *x, int from) {
-  for (int i = from; i < x->nops; i++) {
-    ncclResult_t res = sim_net_wait(x->comm, &x->ops[i], -1, 1024, x->due);
-    if (x->ops[i].cancelled) return res;
-    if (res != ncclSuccess)
-      return sim_comm_fail(x->comm, res, "ncclCommWindowRegister across hosts: a message between hosts' leaders "
-                                         "failed in UCX: %s", sim_ucx_status_text(&x->ops[i]));
-  }
-  return ncclSuccess;
-}
-
-ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *ops, sim_due *due) {
+ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *rv_ops, sim_due *due) {
   sim_clique *c = comm->clique;
   rma_state *st = rma_of(comm);
   const sim_net_map *m = c->net;
   int n = c->nranks, H = m->my_host;
   uint64_t seq = sim_rv_key(rv);
+  static const char what[] = "ncclCommWindowRegister across hosts";
   SIM_CHECK(sim_net_wait_host(comm, &st->rounds, rv, due));
   net_part *part = sim_calloc((size_t)n, sizeof *part); /* by rank: this host's, then the others' */
-  exchange x = {comm, sim_calloc((size_t)m->nhosts * 2, sizeof *x.ops), 0, due};
-  ncclResult_t res = part && x.ops ? ncclSuccess : ncclSystemError;
+  sim_ucx_op *ops = sim_calloc((size_t)m->nhosts * 2, sizeof *ops);
+  int nops = 0;
+  ncclResult_t res = part && ops ? ncclSuccess : ncclSystemError;
   /* This host's parts, in rank order, first in `mine`. */
   net_part *mine = part ? sim_calloc((size_t)m->host_size[H], sizeof *mine) : NULL;
   if (!mine) res = ncclSystemError;
@@ -131,13 +115,12 @@ ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *ops
   sim_rv_unlock(&st->rounds);
   for (int h = 0; h < m->nhosts && res == ncclSuccess; h++) {
     if (h == H) continue;
-    int lead = 0;
-    while (m->host[lead] != h) lead++;
+    int lead = sim_net_leader(m, h);
     res = sim_ucx_send(m, lead, sim_net_leader_tag(c->key, SIM_NET_TAG_WINDOW, seq, H, h), mine,
-                       (size_t)m->host_size[H] * sizeof *mine, &x.ops[x.nops]);
-    if (res == ncclSuccess) x.nops++;
+                       (size_t)m->host_size[H] * sizeof *mine, &ops[nops]);
+    if (res == ncclSuccess) nops++;
   }
-  int sends = x.nops;
+  int sends = nops;
   for (int h = 0; h < m->nhosts && res == ncclSuccess; h++) {
     if (h == H) continue;
     size_t want = (size_t)m->host_size[h] * sizeof *mine;
@@ -146,30 +129,30 @@ ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *ops
       res = ncclSystemError;
       break;
     }
-    int at = x.nops;
-    res = sim_ucx_recv(sim_net_leader_tag(c->key, SIM_NET_TAG_WINDOW, seq, h, H), theirs, want, &x.ops[x.nops]);
-    if (res == ncclSuccess) x.nops++, res = ops_wait(&x, at);
-    if (res == ncclSuccess && x.ops[at].length != want)
+    int at = nops;
+    res = sim_ucx_recv(sim_net_leader_tag(c->key, SIM_NET_TAG_WINDOW, seq, h, H), theirs, want, &ops[nops]);
+    if (res == ncclSuccess) nops++, res = sim_net_wait_ops(comm, ops, at, nops, due, what);
+    if (res == ncclSuccess && ops[at].length != want)
       res = sim_comm_fail(comm, ncclInternalError,
                           "ncclCommWindowRegister across hosts: host %d's leader sent %zu bytes, not %zu", h,
-                          x.ops[at].length, want);
+                          ops[at].length, want);
     for (int r = 0, i = 0; r < n && res == ncclSuccess; r++)
       if (m->host[r] == h) part[r] = theirs[i++];
     sim_free(theirs);
   }
-  if (res == ncclSuccess) res = ops_wait(&x, sends);
-  if (res == ncclSuccess) res = ops_wait(&x, 0);
-  for (int i = 0; i < x.nops; i++) sim_ucx_cancel(&x.ops[i]); /* those not ended (a failure) */
+  if (res == ncclSuccess) res = sim_net_wait_ops(comm, ops, sends, nops, due, what);
+  if (res == ncclSuccess) res = sim_net_wait_ops(comm, ops, 0, nops, due, what);
+  for (int i = 0; i < nops; i++) sim_ucx_cancel(&ops[i]); /* those not ended (a failure) */
   /* Every rank elsewhere arrives, as if it were here. */
   for (int r = 0; r < n && res == ncclSuccess; r++) {
     if (m->host[r] == H) continue;
     reg_slot slot = {(void *)(uintptr_t)part[r].ptr, (size_t)part[r].size, part[r].flags, NULL, NULL, NULL,
                      part[r].key};
-    res = sim_rv_arrive(&st->rounds, ops, seq, n, n, r, SIM_RV_DETACHED, &slot, c, NULL);
+    res = sim_rv_arrive(&st->rounds, rv_ops, seq, n, n, r, SIM_RV_DETACHED, &slot, c, NULL);
   }
   sim_free(mine);
   sim_free(part);
-  sim_free(x.ops);
+  sim_free(ops);
   return res;
 }
 
