@@ -208,5 +208,13 @@ static bool arrived_or_moved(void *arg, bool *moved) {
 ncclResult_t rma_net_wait(ncclComm_t comm, bool (*arrived)(void *), void *arg, sim_due *due) {
   net_arrival a = {arrived, arg};
   /* Signals from this host wake no UCX event: sleeps are short. */
-  return sim_net_poll(comm, arrived_or_moved, &a, -1, 1 << 16, 100, due);
+  ncclResult_t res = sim_net_poll(comm, arrived_or_moved, &a, -1, 1 << 16, 100, due);
+  /* A put and its signal from another host may have been applied by
+   * another rank thread of this process, in its progress of the shared
+   * worker, under the worker's lock. UCX's add is atomic, so the data is
+   * ordered before the count we saw; one more progress takes that lock
+   * too, which makes the order one ThreadSanitizer sees as well (it does
+   * not see into UCX's atomics). */
+  if (res == ncclSuccess) sim_ucx_progress();
+  return res;
 }
