@@ -1,11 +1,13 @@
 /*
  * launch_procs.c — ranks as processes of one fork tree (--procs N), no MPI.
  *
- *   n4c-conformance --procs 4 [--json FILE] ...
+ *   n4c-conformance --procs 4 [--ranks-per-proc T] [--json FILE] ...
  *
  * The parent forks N rank processes once and they run every case in turn,
  * as MPI processes do (so ctx->shared_process is true): rank r runs as rank
- * r of every case, on device r mod the device count. Forking once, rather
+ * r of every case, on device r mod the device count. With --ranks-per-proc
+ * T, process p runs ranks p*T .. p*T+T-1 as threads of its own, started
+ * for each case (N*T ranks in all), as a job of T GPUs per node does. Forking once, rather
  * than once per case, is the faster choice (a real CUDA backend starts once
  * per process, not once per case and rank), and isolation does not suffer:
  * when a case times out or a rank process dies, the parent kills the whole
@@ -93,6 +95,7 @@ struct ctl {
   unsigned char xchg[]; /* nranks slots of CTX_XCHG_MAX */
 };
 
+/* A rank process: ranks proc * per .. proc * per + per - 1. */
 struct child {
   pid_t pid;   /* 0: not running */
   int cmd;     /* the parent's end of the command socket, -1 when closed */
@@ -102,7 +105,8 @@ struct child {
 
 static struct {
   struct run *run;
-  int nranks;
+  int nranks;      /* nprocs * per */
+  int nprocs, per; /* rank processes; ranks (threads) in each */
   struct ctl *ctl;
   size_t ctl_size;
   struct child *kids;
@@ -111,7 +115,7 @@ static struct {
   int sigchld[2];  /* self-pipe: a byte per SIGCHLD */
   pid_t parent;
   /* In a rank process. */
-  int rank, evfd, ndev;
+  int proc, evfd, ndev;
 } P = { .events = -1, .sigchld = { -1, -1 } };
 
 static double now(void)
@@ -147,13 +151,13 @@ static void proc_emit(case_ctx_t *ctx, const struct case_event *ev)
   write_event(ev);
 }
 
-static void emit_self(enum event_kind kind, int64_t value)
+static void emit_self(int rank, enum event_kind kind, int64_t value)
 {
   struct case_event ev;
 
   memset(&ev, 0, sizeof ev);
   ev.kind = kind;
-  ev.rank = P.rank;
+  ev.rank = rank;
   ev.value = value;
   write_event(&ev);
 }
@@ -227,7 +231,9 @@ static const struct launch_ops proc_ops = {
   proc_emit, proc_barrier, proc_allgather, proc_bcast
 };
 
-static void rank_case(const struct n4c_case *cs)
+/* One rank's run of case cs, on the calling thread; `why` set: the rank
+ * could not start (its thread), and fails with that. */
+static void rank_case(const struct n4c_case *cs, int rank, const char *why)
 {
   struct ctl *c = P.ctl;
   case_ctx_t ctx;
@@ -236,17 +242,23 @@ static void rank_case(const struct n4c_case *cs)
   bool ok = true;
 
   memset(&ctx, 0, sizeof ctx);
-  ctx.rank = P.rank;
+  ctx.rank = rank;
   ctx.nranks = P.nranks;
   ctx.ndevices = P.ndev;
-  ctx.device = P.ndev > 0 ? P.rank % P.ndev : 0;
+  ctx.device = P.ndev > 0 ? rank % P.ndev : 0;
   ctx.verbose = P.run->opts->verbose;
   ctx.shared_process = true;
-  ctx.local_ranks = 1;
+  ctx.local_ranks = P.per;
   ctx.launch = &proc_ops;
   ctx.launch_data = c;
 
-  if (P.rank == 0) {
+  if (why) {
+    CASE_EXPECT(&ctx, false, "%s", why);
+    proc_leave(&ctx);
+    ctx_emit(&ctx, EV_DONE, "%s", "");
+    return;
+  }
+  if (rank == 0) {
     r = ncclGetUniqueId(&c->id);
     ok = CASE_EXPECT(&ctx, r == ncclSuccess, "ncclGetUniqueId on rank 0: %s",
                      ncclGetErrorString(r));
@@ -266,6 +278,47 @@ static void rank_case(const struct n4c_case *cs)
   ctx_emit(&ctx, EV_DONE, "%s", "");
 }
 
+struct rank_thread {
+  const struct n4c_case *cs;
+  int rank;
+  pthread_t thread;
+};
+
+static void *rank_thread_main(void *p)
+{
+  struct rank_thread *t = p;
+
+  rank_case(t->cs, t->rank, NULL);
+  return NULL;
+}
+
+/* The process's ranks' run of case cs: its first rank on this thread, the
+ * others on threads of their own, started for the case and joined after
+ * it, as the threads launcher does. */
+static void proc_case(const struct n4c_case *cs)
+{
+  struct rank_thread t[MAX_RANKS];
+  int first = P.proc * P.per;
+  bool started[MAX_RANKS] = { false };
+
+  for (int i = 1; i < P.per; i++) {
+    t[i].cs = cs;
+    t[i].rank = first + i;
+    started[i] = pthread_create(&t[i].thread, NULL, rank_thread_main, &t[i]) == 0;
+    if (!started[i]) {
+      char why[96];
+
+      snprintf(why, sizeof why, "pthread_create failed for rank %d (rank thread %d of its process)",
+               first + i, i);
+      rank_case(cs, first + i, why);
+    }
+  }
+  rank_case(cs, first, NULL);
+  for (int i = 1; i < P.per; i++)
+    if (started[i])
+      pthread_join(t[i].thread, NULL);
+}
+
 static void rank_exit(int status)
 {
 #ifdef N4C_COVERAGE_TEST
@@ -276,8 +329,9 @@ static void rank_exit(int status)
   _exit(status);
 }
 
-/* The life of rank `rank`: a probe, then the cases the parent sends. */
-static void rank_main(int rank, int cmd, int evfd)
+/* The life of rank process `proc`: a probe, then the cases the parent
+ * sends. */
+static void rank_main(int proc, int cmd, int evfd)
 {
   struct sigaction sa;
   int version = 0, ndev = 0;
@@ -296,10 +350,10 @@ static void rank_main(int rank, int cmd, int evfd)
   close(P.events);
   /* The peers' command sockets are the parent's alone: a copy here would
    * keep a peer from seeing the end of its commands. */
-  for (int r = 0; r < P.nranks; r++)
-    if (P.kids[r].cmd >= 0)
-      close(P.kids[r].cmd);
-  P.rank = rank;
+  for (int k = 0; k < P.nprocs; k++)
+    if (P.kids[k].cmd >= 0)
+      close(P.kids[k].cmd);
+  P.proc = proc;
   P.evfd = evfd;
 
   /* The probe: every rank needs the device count; rank 0 reports it and
@@ -307,12 +361,13 @@ static void rank_main(int rank, int cmd, int evfd)
   if (cudaGetDeviceCount(&ndev) != cudaSuccess)
     ndev = 0;
   P.ndev = ndev;
-  if (rank == 0) {
+  if (proc == 0) {
     if (ncclGetVersion(&version) == ncclSuccess)
-      emit_self(EV_VERSION, version);
-    emit_self(EV_DEVICES, ndev);
+      emit_self(0, EV_VERSION, version);
+    emit_self(0, EV_DEVICES, ndev);
   }
-  emit_self(EV_DONE, 0);
+  for (int i = 0; i < P.per; i++)
+    emit_self(proc * P.per + i, EV_DONE, 0);
 
   for (;;) {
     size_t have = 0;
@@ -328,7 +383,7 @@ static void rank_main(int rank, int cmd, int evfd)
     }
     if (idx >= P.run->ncases)
       rank_exit(3);
-    rank_case(P.run->cases[idx]);
+    proc_case(P.run->cases[idx]);
   }
 }
 
@@ -369,8 +424,8 @@ static int reap(bool block)
 {
   int n = 0;
 
-  for (int r = 0; r < P.nranks; r++) {
-    struct child *k = &P.kids[r];
+  for (int p = 0; p < P.nprocs; p++) {
+    struct child *k = &P.kids[p];
     pid_t got;
 
     if (k->pid <= 0 || k->reaped)
@@ -387,17 +442,29 @@ static int reap(bool block)
   return n;
 }
 
-/* "rank 1 (pid 4242) died of signal 11 (Segmentation fault)". */
-static size_t describe_death(char *buf, size_t len, int r)
+/* Process p's ranks: "rank 1", or "ranks 2-3" with --ranks-per-proc. */
+static const char *ranks_of(char *buf, size_t len, int p)
 {
-  const struct child *k = &P.kids[r];
+  if (P.per == 1)
+    snprintf(buf, len, "rank %d", p);
+  else
+    snprintf(buf, len, "ranks %d-%d", p * P.per, p * P.per + P.per - 1);
+  return buf;
+}
+
+/* "rank 1 (pid 4242) died of signal 11 (Segmentation fault)". */
+static size_t describe_death(char *buf, size_t len, int p)
+{
+  const struct child *k = &P.kids[p];
+  char who[48];
   int n;
 
+  ranks_of(who, sizeof who, p);
   if (WIFSIGNALED(k->status))
-    n = snprintf(buf, len, "rank %d (pid %ld) died of signal %d (%s)", r, (long)k->pid,
+    n = snprintf(buf, len, "%s (pid %ld) died of signal %d (%s)", who, (long)k->pid,
                  WTERMSIG(k->status), strsignal(WTERMSIG(k->status)));
   else
-    n = snprintf(buf, len, "rank %d (pid %ld) exited with status %d", r, (long)k->pid,
+    n = snprintf(buf, len, "%s (pid %ld) exited with status %d", who, (long)k->pid,
                  WIFEXITED(k->status) ? WEXITSTATUS(k->status) : -1);
   return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
@@ -405,15 +472,15 @@ static size_t describe_death(char *buf, size_t len, int r)
 /* Kills and reaps the whole set, closing the parent's ends. */
 static void kill_all(void)
 {
-  for (int r = 0; r < P.nranks; r++)
-    if (P.kids[r].pid > 0 && !P.kids[r].reaped)
-      kill(P.kids[r].pid, SIGKILL);
+  for (int p = 0; p < P.nprocs; p++)
+    if (P.kids[p].pid > 0 && !P.kids[p].reaped)
+      kill(P.kids[p].pid, SIGKILL);
   reap(true);
-  for (int r = 0; r < P.nranks; r++) {
-    if (P.kids[r].cmd >= 0)
-      close(P.kids[r].cmd);
-    P.kids[r].cmd = -1;
-    P.kids[r].pid = 0;
+  for (int p = 0; p < P.nprocs; p++) {
+    if (P.kids[p].cmd >= 0)
+      close(P.kids[p].cmd);
+    P.kids[p].cmd = -1;
+    P.kids[p].pid = 0;
   }
   if (P.events >= 0)
     close(P.events);
@@ -494,20 +561,20 @@ static void abort_case(struct case_result *res, enum outcome how)
   left[0] = what[0] = '\0';
   /* Who died on their own, before the others were killed. */
   if (how == DIED) {
-    for (int r = 0; r < P.nranks && n < sizeof what - 1; r++) {
-      if (!P.kids[r].reaped)
+    for (int p = 0; p < P.nprocs && n < sizeof what - 1; p++) {
+      if (!P.kids[p].reaped)
         continue;
       if (any)
         n += (size_t)snprintf(what + n, sizeof what - n, ", ");
       if (n < sizeof what - 1)
-        n += describe_death(what + n, sizeof what - n, r);
+        n += describe_death(what + n, sizeof what - n, p);
       any = true;
     }
   }
   for (int r = 0; r < P.nranks && r < MAX_RANKS && m < sizeof left - 1; r++)
     if (!res->done[r]) {
       int k = snprintf(left + m, sizeof left - m, "%s%d (pid %ld)", m ? ", " : "", r,
-                       (long)P.kids[r].pid);
+                       (long)P.kids[r / P.per].pid);
       m += k < 0 ? 0 : (size_t)k;
     }
   kill_all();
@@ -524,19 +591,19 @@ static void abort_case(struct case_result *res, enum outcome how)
 
 /* Forks a fresh set of rank processes and waits for their probe. False,
  * with the reason in `why`, when it cannot. */
-/* --sim-hosts H: rank r's process plays host r / (N / H). Processes of a
+/* --sim-hosts H: process p plays host p / (N / H). Processes of a
  * host share an arena (one ncclsim job, named after the runner and the
  * set of processes); ranks meet through the unique id's bootstrap root
  * (NCCLSIM_NET, on with NCCLSIM_HOST_ID) and UCX between hosts. */
 static unsigned sets; /* sets of rank processes started so far */
 
-static void rank_host(int r) {
+static void rank_host(int p) {
   int hosts = P.run->opts->sim_hosts;
   if (!hosts) return;
   char v[64];
   snprintf(v, sizeof v, "n4c-%d-%u", (int)P.parent, sets);
   setenv("NCCLSIM_JOB", v, 1);
-  snprintf(v, sizeof v, "h%d", r / (P.nranks / hosts));
+  snprintf(v, sizeof v, "h%d", p / (P.nprocs / hosts));
   setenv("NCCLSIM_HOST_ID", v, 1);
 }
 
@@ -568,39 +635,40 @@ static bool start_ranks(char *why, size_t len)
   }
   set_flags(ev[0], 0, FD_CLOEXEC);
   P.events = ev[0];
-  for (int r = 0; r < P.nranks; r++) {
-    P.kids[r].pid = 0;
-    P.kids[r].cmd = -1;
-    P.kids[r].reaped = false;
-    P.kids[r].status = 0;
+  for (int p = 0; p < P.nprocs; p++) {
+    P.kids[p].pid = 0;
+    P.kids[p].cmd = -1;
+    P.kids[p].reaped = false;
+    P.kids[p].status = 0;
   }
   P.alive = true;
   sets++;
   fflush(NULL); /* or a rank process would print our buffers again */
-  for (int r = 0; r < P.nranks; r++) {
+  for (int p = 0; p < P.nprocs; p++) {
     int sv[2];
     pid_t pid;
+    char who[48];
 
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
-      snprintf(why, len, "socketpair for rank %d: %s", r, strerror(errno));
+      snprintf(why, len, "socketpair for %s: %s", ranks_of(who, sizeof who, p), strerror(errno));
       goto fail;
     }
     pid = fork();
     if (pid < 0) {
-      snprintf(why, len, "fork for rank %d: %s", r, strerror(errno));
+      snprintf(why, len, "fork for %s: %s", ranks_of(who, sizeof who, p), strerror(errno));
       close(sv[0]);
       close(sv[1]);
       goto fail;
     }
     if (pid == 0) {
       close(sv[0]);
-      rank_host(r);
-      rank_main(r, sv[1], ev[1]);
+      rank_host(p);
+      rank_main(p, sv[1], ev[1]);
       rank_exit(0);
     }
     close(sv[1]);
-    P.kids[r].pid = pid;
-    P.kids[r].cmd = sv[0];
+    P.kids[p].pid = pid;
+    P.kids[p].cmd = sv[0];
   }
   close(ev[1]);
 
@@ -622,16 +690,16 @@ fail:
  * rank process is gone. */
 static bool send_case(struct case_result *res, size_t i)
 {
-  for (int r = 0; r < P.nranks; r++) {
-    if (send(P.kids[r].cmd, &i, sizeof i, MSG_NOSIGNAL) != (ssize_t)sizeof i) {
-      char what[256];
+  for (int p = 0; p < P.nprocs; p++) {
+    if (send(P.kids[p].cmd, &i, sizeof i, MSG_NOSIGNAL) != (ssize_t)sizeof i) {
+      char what[256], who[48];
 
       reap(false);
-      if (P.kids[r].reaped)
-        describe_death(what, sizeof what, r);
+      if (P.kids[p].reaped)
+        describe_death(what, sizeof what, p);
       else
-        snprintf(what, sizeof what, "rank %d (pid %ld) did not take the case: %s", r,
-                 (long)P.kids[r].pid, strerror(errno));
+        snprintf(what, sizeof what, "%s (pid %ld) did not take the case: %s", ranks_of(who, sizeof who, p),
+                 (long)P.kids[p].pid, strerror(errno));
       kill_all();
       result_abort(res, "%s before the case started", what);
       return false;
@@ -669,31 +737,31 @@ static bool stop_ranks(struct run *run)
 
   if (!P.alive)
     return true; /* the last case's set was killed, and that case reported it */
-  for (int r = 0; r < P.nranks; r++) {
-    if (P.kids[r].cmd >= 0)
-      close(P.kids[r].cmd);
-    P.kids[r].cmd = -1;
+  for (int p = 0; p < P.nprocs; p++) {
+    if (P.kids[p].cmd >= 0)
+      close(P.kids[p].cmd);
+    P.kids[p].cmd = -1;
   }
   for (;;) {
     bool all = true;
 
     reap(false);
-    for (int r = 0; r < P.nranks; r++)
-      all &= P.kids[r].reaped;
+    for (int p = 0; p < P.nprocs; p++)
+      all &= P.kids[p].reaped;
     if (all || now() >= deadline)
       break;
     poll(NULL, 0, 10);
   }
-  for (int r = 0; r < P.nranks; r++) {
-    struct child *k = &P.kids[r];
-    char what[256];
+  for (int p = 0; p < P.nprocs; p++) {
+    struct child *k = &P.kids[p];
+    char what[256], who[48];
 
     if (!k->reaped) {
-      fprintf(run->tap, "# rank %d (pid %ld) did not exit %d s after the last case; killed\n", r,
-              (long)k->pid, run->opts->timeout);
+      fprintf(run->tap, "# %s (pid %ld) did not exit %d s after the last case; killed\n",
+              ranks_of(who, sizeof who, p), (long)k->pid, run->opts->timeout);
       clean = false;
     } else if (!WIFEXITED(k->status) || WEXITSTATUS(k->status) != 0) {
-      describe_death(what, sizeof what, r);
+      describe_death(what, sizeof what, p);
       fprintf(run->tap, "# after the last case, %s\n", what);
       clean = false;
     }
@@ -708,8 +776,15 @@ static void print_pids(struct run *run)
   if (!run->opts->verbose)
     return;
   fputs("# rank processes:", run->tap);
-  for (int r = 0; r < P.nranks; r++)
-    fprintf(run->tap, " %d (pid %ld)%s", r, (long)P.kids[r].pid, r + 1 < P.nranks ? "," : "\n");
+  for (int p = 0; p < P.nprocs; p++) {
+    char who[48];
+
+    if (P.per == 1)
+      snprintf(who, sizeof who, "%d", p);
+    else
+      snprintf(who, sizeof who, "%d-%d", p * P.per, p * P.per + P.per - 1);
+    fprintf(run->tap, " %s (pid %ld)%s", who, (long)P.kids[p].pid, p + 1 < P.nprocs ? "," : "\n");
+  }
   fflush(run->tap);
 }
 
@@ -721,7 +796,9 @@ int procs_main(struct run *run)
   bool clean;
 
   P.run = run;
-  P.nranks = run->nranks = run->opts->procs;
+  P.nprocs = run->opts->procs;
+  P.per = run->opts->ranks_per_proc > 0 ? run->opts->ranks_per_proc : 1;
+  P.nranks = run->nranks = P.nprocs * P.per;
   P.parent = getpid();
   run->launch = "procs";
   run->tap = run_take_stdout();
@@ -738,7 +815,7 @@ int procs_main(struct run *run)
 #endif
   P.ctl_size = sizeof *P.ctl + (size_t)P.nranks * CTX_XCHG_MAX;
   P.ctl = mmap(NULL, P.ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  P.kids = calloc((size_t)P.nranks, sizeof *P.kids);
+  P.kids = calloc((size_t)P.nprocs, sizeof *P.kids);
   if (P.ctl == MAP_FAILED || P.kids == NULL) {
     fprintf(stderr, "n4c-conformance: --procs: cannot map the control block: %s\n",
             strerror(errno));
@@ -756,22 +833,27 @@ int procs_main(struct run *run)
   sigaction(SIGCHLD, &sa, NULL);
 
   if (!start_ranks(why, sizeof why)) {
-    fprintf(run->tap, "Bail out! cannot start %d rank processes: %s\n", P.nranks, why);
+    fprintf(run->tap, "Bail out! cannot start %d rank processes: %s\n", P.nprocs, why);
     fflush(run->tap);
     return 2;
   }
   fprintf(run->tap, "1..%zu\n", run->ncases);
-  fprintf(run->tap, "# backend %s, NCCL %d, %d ranks as processes (--procs), %d devices\n",
-          run_backend(), run->nccl_version, run->nranks, run->ndevices);
+  if (P.per == 1)
+    fprintf(run->tap, "# backend %s, NCCL %d, %d ranks as processes (--procs), %d devices\n",
+            run_backend(), run->nccl_version, run->nranks, run->ndevices);
+  else
+    fprintf(run->tap, "# backend %s, NCCL %d, %d ranks as %d processes of %d threads (--procs, "
+            "--ranks-per-proc), %d devices\n", run_backend(), run->nccl_version, run->nranks, P.nprocs,
+            P.per, run->ndevices);
   if (run->opts->sim_hosts)
     fprintf(run->tap, "# as %d simulated hosts of %d processes (--sim-hosts)\n", run->opts->sim_hosts,
-            run->nranks / run->opts->sim_hosts);
+            P.nprocs / run->opts->sim_hosts);
   print_pids(run);
   for (size_t i = 0; i < run->ncases; i++) {
     if (!P.alive) {
       if (!start_ranks(why, sizeof why)) {
         fprintf(run->tap, "Bail out! cannot start %d fresh rank processes for %s: %s\n",
-                P.nranks, run->cases[i]->id, why);
+                P.nprocs, run->cases[i]->id, why);
         fflush(run->tap);
         run_finish(run);
         return 2;

@@ -46,8 +46,9 @@ EXTRA_DIST += conformance/cases.def
 
 # make check: the suite on ncclsim at 2, 4 and 8 ranks as threads on one
 # node, at 4 ranks on 2 simulated nodes (NCCLSIM_RANKS_PER_NODE=2), at 2 and
-# 4 ranks as processes (--procs) and, configured --with-mpi, as MPI
-# processes, through the TAP driver; each run leaves its JSON and JUnit
+# 4 ranks as processes (--procs), configured --with-mpi as MPI processes,
+# and with UCX across 2 simulated hosts (one rank a process, and 2 rank
+# threads a process), through the TAP driver; each run leaves its JSON and JUnit
 # reports in the build tree.
 if BACKEND_SIM
 TESTS += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap \
@@ -56,20 +57,21 @@ if HAVE_MPI
 TESTS += conformance/suite-mpi2.tap conformance/suite-mpi4.tap
 endif
 if HAVE_UCX
-TESTS += conformance/suite-hosts.tap
+TESTS += conformance/suite-hosts.tap conformance/suite-hosts-threads.tap
 endif
 endif
 EXTRA_DIST += conformance/suite-n2.tap conformance/suite-n4.tap conformance/suite-n8.tap \
 	conformance/suite-n4-2nodes.tap conformance/suite-procs2.tap conformance/suite-procs4.tap \
 	conformance/suite-mpi.sh conformance/suite-mpi2.tap conformance/suite-mpi4.tap \
-	conformance/suite-hosts.tap
+	conformance/suite-hosts.tap conformance/suite-hosts-threads.tap
 CLEANFILES += conformance/report-n2.json conformance/report-n4.json \
 	conformance/report-n8.json conformance/report-n2.xml conformance/report-n4.xml \
 	conformance/report-n8.xml conformance/report-n4-2nodes.json conformance/report-n4-2nodes.xml \
 	conformance/report-procs2.json conformance/report-procs2.xml \
 	conformance/report-procs4.json conformance/report-procs4.xml \
 	conformance/report-mpi2.json conformance/report-mpi2.xml conformance/report-mpi4.json \
-	conformance/report-mpi4.xml conformance/report-hosts.json conformance/report-hosts.xml
+	conformance/report-mpi4.xml conformance/report-hosts.json conformance/report-hosts.xml \
+	conformance/report-hosts-threads.json conformance/report-hosts-threads.xml
 
 # --procs itself: what it refuses, its header and reports, and its watchdog
 # (a case past --timeout, a rank process killed mid-case, the runner killed

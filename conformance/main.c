@@ -13,7 +13,8 @@
 #include "runner.h"
 
 static const char usage[] =
-  "usage: n4c-conformance [-n NRANKS | --procs NRANKS | --mpi] [--timeout SEC]\n"
+  "usage: n4c-conformance [-n NRANKS | --procs N [--ranks-per-proc T] [--sim-hosts H] | --mpi]\n"
+  "                       [--timeout SEC]\n"
   "                       [--filter GLOB[,GLOB...]] [--json FILE] [--junit FILE]\n"
   "                       [--no-fork] [-v]\n"
   "       n4c-conformance --list [--filter GLOB[,GLOB...]]\n"
@@ -26,9 +27,11 @@ static const char usage[] =
   "  --timeout SEC   a case running longer fails (default 60)\n"
   "  --json FILE     also write a JSON report\n"
   "  --junit FILE    also write a JUnit XML report (one testcase per case)\n"
-  "  --procs NRANKS  ranks as processes, one rank each, forked by the runner\n"
+  "  --procs N       ranks as N processes, one rank each, forked by the runner\n"
   "                  (no MPI); a case that times out or whose process dies\n"
   "                  fails, and the next case runs in fresh processes\n"
+  "  --ranks-per-proc T  (with --procs N) T ranks in each process, as threads:\n"
+  "                  N*T ranks, ranks p*T .. p*T+T-1 in process p\n"
   "  --sim-hosts H   (ncclsim, with --procs N) the N processes as H simulated\n"
   "                  hosts of N/H each (NCCLSIM_HOST_ID): no memory shared\n"
   "                  between hosts, UCX over TCP between them\n"
@@ -59,7 +62,7 @@ static int parse_int(const char *s, const char *what, int lo, int hi)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
   enum { O_LIST = 256, O_FILTER, O_TIMEOUT, O_JSON, O_JUNIT, O_MPI, O_NO_FORK, O_TABLE,
-         O_HTML, O_PROCS, O_SIM_HOSTS };
+         O_HTML, O_PROCS, O_SIM_HOSTS, O_RANKS_PER_PROC };
   static const struct option longopts[] = {
     { "list", no_argument, NULL, O_LIST },
     { "filter", required_argument, NULL, O_FILTER },
@@ -69,6 +72,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     { "mpi", no_argument, NULL, O_MPI },
     { "procs", required_argument, NULL, O_PROCS },
     { "sim-hosts", required_argument, NULL, O_SIM_HOSTS },
+    { "ranks-per-proc", required_argument, NULL, O_RANKS_PER_PROC },
     { "no-fork", no_argument, NULL, O_NO_FORK },
     { "table", no_argument, NULL, O_TABLE },
     { "html", required_argument, NULL, O_HTML },
@@ -87,6 +91,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     case 'n': o->nranks = parse_int(optarg, "-n", 1, MAX_RANKS); nranks_given = true; break;
     case O_PROCS: o->procs = parse_int(optarg, "--procs", 1, MAX_RANKS); break;
     case O_SIM_HOSTS: o->sim_hosts = parse_int(optarg, "--sim-hosts", 1, MAX_RANKS); break;
+    case O_RANKS_PER_PROC: o->ranks_per_proc = parse_int(optarg, "--ranks-per-proc", 1, MAX_RANKS); break;
     case O_LIST: o->list = true; break;
     case O_FILTER: o->filter = optarg; break;
     case O_TIMEOUT: o->timeout = parse_int(optarg, "--timeout", 1, 24 * 3600); break;
@@ -116,6 +121,16 @@ static void parse_opts(int argc, char **argv, struct opts *o)
   if (o->procs && nranks_given) {
     fprintf(stderr, "n4c-conformance: --procs %d already gives the rank count; drop -n %d\n",
             o->procs, o->nranks);
+    exit(2);
+  }
+  if (o->ranks_per_proc && !o->procs) {
+    fprintf(stderr, "n4c-conformance: --ranks-per-proc %d puts ranks as threads into the processes of "
+            "--procs N: give --procs\n", o->ranks_per_proc);
+    exit(2);
+  }
+  if (o->procs && o->ranks_per_proc && o->procs * o->ranks_per_proc > MAX_RANKS) {
+    fprintf(stderr, "n4c-conformance: --procs %d --ranks-per-proc %d makes %d ranks; at most %d\n",
+            o->procs, o->ranks_per_proc, o->procs * o->ranks_per_proc, MAX_RANKS);
     exit(2);
   }
   if (o->sim_hosts && (!o->procs || o->procs % o->sim_hosts != 0)) {

@@ -1,10 +1,12 @@
 #!/bin/sh
 # make check: n4c-conformance --procs, the launch mode itself. What it
 # refuses (a rank count that is not 1..256, --procs with --mpi, -n or
-# --no-fork), a short run's TAP header, exit status and reports (JSON
-# launch "procs", JUnit suite .../procs/2), and its watchdog: a rank
-# process that dies mid-case fails that case, naming the rank, its pid and
-# the signal, and the next case runs in fresh processes; a case that
+# --no-fork, --ranks-per-proc without --procs or past 256 ranks), a short
+# run's TAP header, exit status and reports (JSON launch "procs", JUnit
+# suite .../procs/2), the same with 2 rank threads a process, and its
+# watchdog: a rank process that dies mid-case fails that case, naming the
+# rank (or the ranks of a process of several), its pid and the signal, and
+# the next case runs in fresh processes; a case that
 # outlives --timeout fails naming the unfinished ranks, and no rank process
 # is left behind. Run from the top build directory; works in
 # conformance/procs-check.d and removes it when it passes.
@@ -45,7 +47,11 @@ refused "--procs and --mpi" --procs 2 --mpi
 refused "--procs and --mpi" --mpi --procs 2
 refused "drop -n 2" -n 2 --procs 2
 refused "--no-fork" --procs 2 --no-fork
-$prog --help 2>&1 | grep -q -- '--procs NRANKS' || fail "--help does not describe --procs"
+refused "give --procs" --ranks-per-proc 2
+refused "not '0'" --procs 2 --ranks-per-proc 0
+refused "makes 258 ranks; at most 256" --procs 129 --ranks-per-proc 2
+$prog --help 2>&1 | grep -q -- '--procs N ' || fail "--help does not describe --procs"
+$prog --help 2>&1 | grep -q -- '--ranks-per-proc T' || fail "--help does not describe --ranks-per-proc"
 
 # --- a short run: header, status, reports.
 json="--json $d/report.json"
@@ -64,6 +70,19 @@ if test -n "$json"; then
   grep -q '"nranks": 2' "$d/report.json" || fail "the JSON report's nranks is not 2"
 fi
 echo "ok: --procs 2 ran 3 cases: header, status 0, JSON and JUnit reports"
+
+# --- 2 rank threads in each of 2 processes: 4 ranks. P2P-01 needs every
+# rank's sends and receives to meet; LIFE-01 makes a communicator of all.
+$prog --procs 2 --ranks-per-proc 2 --filter 'LIFE-01,P2P-01' $json >"$d/threads.tap"
+rc=$?
+test $rc -eq 0 || { cat "$d/threads.tap"; fail "a passing run with --ranks-per-proc 2 gave status $rc"; }
+grep -q '^# backend .*, 4 ranks as 2 processes of 2 threads (--procs, --ranks-per-proc), ' "$d/threads.tap" ||
+  fail "the header does not say 4 ranks as 2 processes of 2 threads: $(sed -n 2p "$d/threads.tap")"
+test "$(grep -c '^ok ' "$d/threads.tap")" -eq 2 || { cat "$d/threads.tap"; fail "not 2 passes"; }
+if test -n "$json"; then
+  grep -q '"nranks": 4' "$d/report.json" || fail "the JSON report's nranks is not 4"
+fi
+echo "ok: --procs 2 --ranks-per-proc 2 ran 4 ranks: header, status 0, JSON report"
 
 # --- the watchdog. Rank 1 stops at its first NCCL operation
 # (NCCLSIM_FAULT), so that rank 0 waits in P2P-01 for NCCLSIM_TIMEOUT;
@@ -119,6 +138,24 @@ for p in $first $(pids "$d/died.tap"); do
   gone "$p" || fail "rank process $p outlived the run"
 done
 echo "ok: a rank process killed mid-case fails it with rank, pid and signal; fresh processes run the next"
+
+# The same with 2 rank threads a process: the message names both ranks of
+# the killed process (ranks 0-1; rank 1 is the one NCCLSIM_FAULT stops).
+$prog -v --procs 2 --ranks-per-proc 2 --timeout 120 --filter "$cases" >"$d/died2.tap" &
+job=$!
+wait_pids "$d/died2.tap" || { kill $job; fail "no '# rank processes' line under -v"; }
+grep -q '^# rank processes: 0-1 (pid [0-9]*), 2-3 (pid [0-9]*)$' "$d/died2.tap" ||
+  { kill $job; fail "-v does not list the processes' ranks: $(grep '^# rank processes' "$d/died2.tap")"; }
+r0=$(pids "$d/died2.tap" | head -1)
+sleep 1
+kill -KILL "$r0" || fail "cannot kill the process of ranks 0-1 (pid $r0)"
+wait $job
+rc=$?
+test $rc -eq 1 || { cat "$d/died2.tap"; fail "a run where a rank process died gave status $rc, not 1"; }
+grep -q "^# ranks 0-1 (pid $r0) died of signal 9 (Killed) before the case ended" "$d/died2.tap" ||
+  { cat "$d/died2.tap"; fail "P2P-01 does not name ranks 0-1, pid $r0 and SIGKILL"; }
+grep -q '^ok 2 - IOP-03 ' "$d/died2.tap" || { cat "$d/died2.tap"; fail "IOP-03 did not pass in fresh processes"; }
+echo "ok: a process of 2 ranks killed mid-case fails it naming both ranks; fresh processes run the next"
 
 # The runner killed mid-case: its rank processes die with it (PDEATHSIG).
 if test "$(uname -s)" = Linux; then

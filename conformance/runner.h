@@ -73,6 +73,7 @@ void result_abort(struct case_result *res, const char *fmt, ...)
 struct opts {
   int nranks;
   int procs;          /* --procs N: N ranks as processes; 0 without */
+  int ranks_per_proc; /* --ranks-per-proc T (with --procs): T ranks as threads per process; 0 without */
   int sim_hosts;      /* --sim-hosts H (ncclsim, with --procs): the processes as H simulated hosts; 0 without */
   const char *filter; /* comma-separated fnmatch globs on IDs */
   int timeout;        /* seconds per case */
