@@ -13,7 +13,16 @@
  *   ring     every rank sends to rank+1 and receives from rank-1, 8 bytes,
  *            then 6 MiB and 0 bytes, checking every byte; then every
  *            collective (colls); windows and the one-sided calls (rma);
- *            a split is refused at once (not built across hosts); destroy.
+ *            device communicators (devcomms); splits (splits): by rank
+ *            parity with keys in reverse, each new communicator checked
+ *            by an allreduce, then one where rank 0 gives NOCOLOR; a split
+ *            inside a group or into a non-blocking communicator is
+ *            refused (not yet across hosts); destroy.
+ *   gin      ranks on host "h1" make their communicators with GIN type
+ *            NONE, the others with PROXY as in every other mode
+ *            (ncclsimSetCommOptions): a device communicator that
+ *            needs GIN fails on every rank, as not all ranks support it;
+ *            one without GIN is made everywhere.
  *   badkey   the id's key (its last 8 bytes) is changed before init, except
  *            in rank 0's process: the root refuses the others
  *            (ncclInvalidUsage, the last error names the key), and rank 0's
@@ -26,6 +35,7 @@
  *   diesig   the same with an ncclWaitSignal for a signal from them.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +47,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <nccl_device.h>
+#include <ncclsim.h>
 
 enum { MAXR = 8 };
 
@@ -332,9 +343,157 @@ static int rma(ncclComm_t *comms, int first, int count, int nranks) {
   return bad;
 }
 
+/* Device communicators on each of the process's ranks: one without GIN,
+ * then one with a FULL GIN connection and 4 signals, which succeeds when
+ * every rank of every host supports GIN (want_gin) and fails with
+ * ncclInvalidArgument naming GIN when one host's ranks do not. What they
+ * report: the rank, the LSA team (the host) and the teams (the hosts). */
+static int devcomms(ncclComm_t *comms, int first, int count, int nranks, int hosts, bool want_gin) {
+  for (int i = 0; i < count; i++) {
+    ncclCommProperties_t props = NCCL_COMM_PROPERTIES_INITIALIZER;
+    ncclResult_t r = ncclCommQueryProperties(comms[i], &props);
+    if (r != ncclSuccess) return fail("ncclCommQueryProperties", r);
+    for (int gin = 0; gin < 2; gin++) {
+      ncclDevCommRequirements_t reqs = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
+      ncclDevComm_t dc;
+      if (gin) {
+        reqs.ginConnectionType = NCCL_GIN_CONNECTION_FULL;
+        reqs.ginSignalCount = 4;
+      }
+      r = ncclDevCommCreate(comms[i], &reqs, &dc);
+      if (gin && !want_gin) {
+        if (r != ncclInvalidArgument) return fail("a GIN device communicator with a host without GIN was not refused", r);
+        if (!strstr(ncclGetLastError(NULL), "not all ranks support GIN"))
+          return fail("the GIN device communicator's refusal does not say not all ranks support GIN", r);
+        continue;
+      }
+      if (r != ncclSuccess) return fail(gin ? "ncclDevCommCreate (FULL GIN)" : "ncclDevCommCreate (no GIN)", r);
+      int want_type = gin ? (int)NCCL_GIN_TYPE_PROXY : (int)NCCL_GIN_TYPE_NONE;
+      if (dc.rank != first + i || dc.nRanks != nranks || dc.nLsaTeams != hosts || dc.lsaSize != nranks / hosts ||
+          dc.lsaRank != (first + i) % (nranks / hosts) || (int)dc.ginType != want_type ||
+          dc.ginSignalCount != (gin ? 4 : 0)) {
+        fprintf(stderr,
+                "hosts_rank: rank %d: device communicator (GIN %d): rank %d of %d, LSA %d of %d, %d teams, GIN type "
+                "%d (want %d), %d signals\n",
+                first + i, gin, dc.rank, dc.nRanks, dc.lsaRank, dc.lsaSize, dc.nLsaTeams, (int)dc.ginType,
+                want_type, dc.ginSignalCount);
+        return 1;
+      }
+      if ((r = ncclDevCommDestroy(comms[i], &dc)) != ncclSuccess) return fail("ncclDevCommDestroy", r);
+    }
+  }
+  return 0;
+}
+
+/* One rank's splits, on a thread of its own: a split is collective and
+ * blocks its caller until every rank of the parent has called it. */
+typedef struct {
+  ncclComm_t comm;
+  int rank, nranks, device, bad;
+} split_arg;
+
+/* The allreduce of (parent rank + 1) over sub, which holds nsame ranks of
+ * the parent, whose sum is `want`. */
+static int split_allreduce(ncclComm_t sub, int rank, int64_t want) {
+  cudaStream_t s;
+  int64_t *buf;
+  if (cudaStreamCreate(&s) != cudaSuccess || cudaMalloc((void **)&buf, sizeof *buf) != cudaSuccess)
+    return fail("split: stream or memory", ncclSystemError);
+  *buf = rank + 1; /* simulated device memory is the host's */
+  ncclResult_t r = ncclAllReduce(buf, buf, 1, ncclInt64, ncclSum, sub, s);
+  int bad = r != ncclSuccess ? fail("split: ncclAllReduce", r) : 0;
+  if (!bad && cudaStreamSynchronize(s) != cudaSuccess) bad = fail("split: the allreduce's stream", ncclSystemError);
+  if (!bad && *buf != want) {
+    fprintf(stderr, "hosts_rank: rank %d: allreduce on its split gave %lld, want %lld\n", rank, (long long)*buf,
+            (long long)want);
+    bad = 1;
+  }
+  cudaFree(buf);
+  cudaStreamDestroy(s);
+  return bad;
+}
+
+static void *split_thread(void *p) {
+  split_arg *a = p;
+  int me = a->rank, n = a->nranks, color = me % 2, nsame = 0, below = 0, cnt = -1, r1 = -1;
+  int64_t sum = 0;
+  cudaSetDevice(a->device);
+  for (int r = 0; r < n; r++)
+    if (r % 2 == color) {
+      nsame++;
+      below += r > me; /* keys run backwards */
+      sum += r + 1;
+    }
+  ncclComm_t sub = NULL;
+  ncclResult_t r = ncclCommSplit(a->comm, color, n - me, &sub, NULL);
+  if (r != ncclSuccess) {
+    a->bad = fail("ncclCommSplit across hosts", r);
+    return NULL;
+  }
+  ncclCommCount(sub, &cnt);
+  ncclCommUserRank(sub, &r1);
+  if (cnt != nsame || r1 != below) {
+    fprintf(stderr, "hosts_rank: rank %d: split(color %d) gave rank %d of %d, want %d of %d\n", me, color, r1, cnt,
+            below, nsame);
+    a->bad = 1;
+  }
+  if (!a->bad) a->bad = split_allreduce(sub, me, sum);
+  if ((r = ncclCommDestroy(sub)) != ncclSuccess && !a->bad) a->bad = fail("ncclCommDestroy of a split", r);
+  /* Rank 0 opts out; the others keep their order. */
+  sub = (ncclComm_t)1;
+  r = ncclCommSplit(a->comm, me == 0 ? NCCL_SPLIT_NOCOLOR : 0, me, &sub, NULL);
+  if (r != ncclSuccess) {
+    if (!a->bad) a->bad = fail("ncclCommSplit with NOCOLOR across hosts", r);
+    return NULL;
+  }
+  if (me == 0) {
+    if (sub != NULL && !a->bad) a->bad = fail("split(NOCOLOR) gave a communicator", ncclInternalError);
+    return NULL;
+  }
+  ncclCommUserRank(sub, &r1);
+  if (r1 != me - 1 && !a->bad) a->bad = fail("split beside a NOCOLOR rank 0: wrong rank", ncclInternalError);
+  if (!a->bad) a->bad = split_allreduce(sub, me, (int64_t)n * (n + 1) / 2 - 1);
+  ncclCommDestroy(sub);
+  return NULL;
+}
+
+static int splits(ncclComm_t *comms, int first, int count, int nranks) {
+  split_arg a[MAXR];
+  pthread_t t[MAXR];
+  int bad = 0;
+  for (int i = 0; i < count; i++) {
+    a[i] = (split_arg){comms[i], first + i, nranks, i, 0};
+    if (pthread_create(&t[i], NULL, split_thread, &a[i]) != 0) {
+      fprintf(stderr, "hosts_rank: pthread_create\n");
+      exit(1); /* the peers' splits would wait for this rank */
+    }
+  }
+  for (int i = 0; i < count; i++) {
+    pthread_join(t[i], NULL);
+    bad |= a[i].bad;
+  }
+  if (bad) return 1;
+  /* Not yet across hosts: a split inside a group, refused at once. */
+  ncclComm_t sub;
+  ncclGroupStart();
+  ncclResult_t r = ncclCommSplit(comms[0], 0, first, &sub, NULL);
+  ncclGroupEnd();
+  if (r != ncclInvalidUsage) return fail("a split inside a group across hosts was not refused", r);
+  if (!strstr(ncclGetLastError(NULL), "inside a group across hosts"))
+    return fail("the refusal of a split in a group does not say so", r);
+  /* Nor into a non-blocking communicator. */
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  r = ncclCommSplit(comms[0], 0, first, &sub, &cfg);
+  if (r != ncclInvalidUsage) return fail("a split into a non-blocking communicator across hosts was not refused", r);
+  if (!strstr(ncclGetLastError(NULL), "into a non-blocking communicator across hosts"))
+    return fail("the refusal of a non-blocking split does not say so", r);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: hosts_rank ring|badkey|missing|die|diesig NRANKS FIRST COUNT IDFILE\n");
+    fprintf(stderr, "usage: hosts_rank ring|badkey|missing|die|diesig|gin NRANKS FIRST COUNT IDFILE\n");
     return 2;
   }
   const char *mode = argv[1];
@@ -353,6 +512,12 @@ int main(int argc, char **argv) {
    * others' refusals): its init then times out waiting for them. */
   bool badkey = !strcmp(mode, "badkey") && first != 0;
   if (badkey) id.internal[sizeof id.internal - 1] ^= 0x5a;
+  /* GIN (simulated proxy) on every rank, but for gin mode's host h1. */
+  const char *host_id = getenv("NCCLSIM_HOST_ID");
+  bool gin_mode = !strcmp(mode, "gin");
+  ncclsimCommOptions_t o = NCCLSIM_COMM_OPTIONS_INIT;
+  o.ginType = gin_mode && host_id && !strcmp(host_id, "h1") ? NCCL_GIN_TYPE_NONE : NCCL_GIN_TYPE_PROXY;
+  if ((r = ncclsimSetCommOptions(&o)) != ncclSuccess) return fail("ncclsimSetCommOptions", r);
   ncclComm_t comms[MAXR] = {0};
   ncclGroupStart();
   for (int i = 0; i < count; i++) {
@@ -391,6 +556,12 @@ int main(int argc, char **argv) {
               first, props.nLsaTeams, hosts, lsa.nRanks, nranks / hosts, lsa.rank, first % (nranks / hosts));
       return 1;
     }
+  }
+  if (gin_mode) {
+    int bad = devcomms(comms, first, count, nranks, hv ? atoi(hv) : 1, false);
+    for (int i = 0; i < count; i++)
+      if ((r = ncclCommDestroy(comms[i])) != ncclSuccess) bad = fail("ncclCommDestroy", r);
+    return bad;
   }
   bool sig = !strcmp(mode, "diesig");
   if (!strcmp(mode, "die") || sig) {
@@ -442,12 +613,8 @@ int main(int argc, char **argv) {
             ring(comms, first, count, nranks, 0);
   if (!bad) bad = colls(comms, first, count, nranks);
   if (!bad) bad = rma(comms, first, count, nranks);
-  if (!bad) {
-    ncclComm_t sub;
-    r = ncclCommSplit(comms[0], 0, first, &sub, NULL);
-    if (r != ncclInvalidUsage) bad = fail("a split across hosts was not refused", r);
-    else if (!strstr(ncclGetLastError(NULL), "hosts")) bad = fail("the split's refusal names no hosts", r);
-  }
+  if (!bad && hv) bad = devcomms(comms, first, count, nranks, atoi(hv), true);
+  if (!bad) bad = splits(comms, first, count, nranks);
   for (int i = 0; i < count; i++)
     if ((r = ncclCommDestroy(comms[i])) != ncclSuccess) bad = fail("ncclCommDestroy", r);
   return bad;

@@ -11,7 +11,10 @@
 #            reducescatter, alltoall and gather, every element checked;
 #            windows of unequal sizes, put_signal from every rank to every
 #            other, signal, wait_signal, every byte checked, the window
-#            pointers; a split is refused
+#            pointers; device communicators with and without GIN (rank,
+#            LSA team, teams, GIN type); splits by parity across hosts and
+#            with a NOCOLOR rank, each checked by an allreduce; a split
+#            inside a group is refused
 #   badkey   the id's key changed in rank 1's process: the root refuses it,
 #            and rank 0 times out
 #   missing  3 ranks, 2 started: init ends with ncclTimeout, naming rank 2
@@ -19,6 +22,8 @@
 #            ncclRemoteError, naming the host and its ranks, well before
 #            NCCLSIM_TIMEOUT (UCX notices the dropped connection)
 #   diesig   the same for an ncclWaitSignal on a signal from h1
+#   gin      h1's communicators have GIN type NONE: a device communicator
+#            that needs GIN fails on every rank of both hosts
 # Run from the top build directory.
 set -u
 dir=tests/sim-hosts.d
@@ -68,5 +73,6 @@ run_case missing missing 3 2 "h0 0 1" "h1 1 1"
 grep -q "rank(s) \[2\]" "$dir"/missing.*.log || { echo "FAIL: missing: no log names rank 2"; cat "$dir"/missing.*.log; fails=$((fails + 1)); }
 run_case die die 4 30 "h0 0 2" "h1 2 2"
 run_case diesig diesig 4 30 "h0 0 2" "h1 2 2"
+HOSTS_RANK_HOSTS=2 run_case gin gin 4 30 "h0 0 2" "h1 2 2"
 test "$fails" = 0 || exit 1
 rm -rf "$dir"

@@ -173,5 +173,5 @@ tests_sim_net_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_net_LDADD = $(SIM_TEST_LDADD)
 tests_hosts_rank_SOURCES = tests/hosts_rank.c
 tests_hosts_rank_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
-tests_hosts_rank_LDADD = sim/libncclsim.la
+tests_hosts_rank_LDADD = sim/libncclsim.la -lpthread
 EXTRA_DIST += tests/sim-hosts.sh

@@ -36,6 +36,16 @@ bool sim_id_reachable(const ncclUniqueId *id, const char *op);
 /* The key of grow number seq of the clique of parent_key, and an id of it. */
 uint64_t sim_grow_key(uint64_t parent_key, uint64_t seq);
 void sim_grow_id_make(ncclUniqueId *id, uint64_t parent_key, uint64_t seq, int parent_nranks);
+/* A unique id with a bootstrap root in this process, whatever NCCLSIM_NET
+ * says (a split across hosts makes its colors' ids so). */
+ncclResult_t sim_net_id_make(ncclUniqueId *id);
+/* ncclCommInitRank's path on `device`, with `opts` (NULL: the calling
+ * thread's, resolved against the environment); op names the caller. */
+ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
+                           const ncclConfig_t *config, int device, const ncclsimCommOptions_t *opts, const char *op);
+/* ncclCommSplit on a communicator across hosts (comm/split_net.c), its
+ * arguments checked; *newcomm is NULL until it succeeds. */
+ncclResult_t sim_split_net(ncclComm_t comm, int color, int key, ncclConfig_t *config, ncclComm_t *newcomm);
 /* Joins comm (fresh from sim_comm_alloc) to the init round of key (a grow's
  * when comm->grow_join), as ncclCommInitRank does: sets *out once posted,
  * then waits (blocking), defers the wait to ncclGroupEnd (blocking, inside

@@ -78,11 +78,15 @@ SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
     SIM_WARN(SIM_INIT, "ncclGetUniqueId: uniqueId is NULL");
     return ncclInvalidArgument;
   }
-  uint64_t key = sim_unique_key();
   if (!sim_net_on()) {
-    id_write(id, key, 0, 0, 0, NULL, 0);
+    id_write(id, sim_unique_key(), 0, 0, 0, NULL, 0);
     return ncclSuccess;
   }
+  return sim_net_id_make(id);
+}
+
+ncclResult_t sim_net_id_make(ncclUniqueId *id) {
+  uint64_t key = sim_unique_key();
   uint64_t secret = sim_unique_key() | 1;
   sim_net_addr root;
   SIM_CHECK(sim_net_root_open(secret, &root));
@@ -367,9 +371,10 @@ static void init_job_prepare(sim_group_job *job) {
 }
 static void init_job_free(sim_group_job *job) { sim_free(job); }
 
-/* The common path of every ncclCommInitRank* call. */
-static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
-                              const ncclConfig_t *config, const char *op) {
+/* The common path of every ncclCommInitRank* call (on the current
+ * device, with the calling thread's options) and of a split across hosts. */
+ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
+                           const ncclConfig_t *config, int device, const ncclsimCommOptions_t *opts, const char *op) {
   uint64_t key;
   if (!out) {
     SIM_WARN(SIM_INIT, "%s: comm is NULL", op);
@@ -404,14 +409,18 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
     return ncclInvalidArgument;
   }
   SIM_CHECK(sim_config_check(config, op));
-  ncclComm_t comm = sim_comm_alloc(nranks, rank, sim_current_device(), config);
+  ncclComm_t comm = sim_comm_alloc(nranks, rank, device, config);
   if (!comm) return ncclSystemError;
+  if (opts) comm->opts = *opts;
   if (net) {
     char why[512] = "";
-    sim_ucx_rkey row; /* its signal counters, for puts and signals from elsewhere (rma/rma_net.c) */
-    ncclResult_t res = sim_rma_net_row(comm, &row);
+    sim_net_rank_info mine; /* for its peers on other hosts */
+    memset(&mine, 0, sizeof mine);
+    mine.gin_type = comm->opts.ginType;
+    mine.railed_gin_type = comm->opts.railedGinType;
+    ncclResult_t res = sim_rma_net_row(comm, &mine.row);
     if (res == ncclSuccess)
-      res = sim_net_join(&root, secret, key, nranks, rank, &row, sizeof row, &comm->boot, why, sizeof why);
+      res = sim_net_join(&root, secret, key, nranks, rank, &mine, sizeof mine, &comm->boot, why, sizeof why);
     else
       snprintf(why, sizeof why, "cannot make its signal counters for ranks on other hosts");
     if (res != ncclSuccess) {
@@ -463,12 +472,14 @@ ncclResult_t sim_init_group_check(ncclResult_t res) {
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) {
-  return sim_init_group_check(init_rank(comm, nranks, &id, rank, NULL, "ncclCommInitRank"));
+  return sim_init_group_check(
+      sim_init_rank(comm, nranks, &id, rank, NULL, sim_current_device(), NULL, "ncclCommInitRank"));
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
                                                ncclConfig_t *config) {
-  return sim_init_group_check(init_rank(comm, nranks, &id, rank, config, "ncclCommInitRankConfig"));
+  return sim_init_group_check(
+      sim_init_rank(comm, nranks, &id, rank, config, sim_current_device(), NULL, "ncclCommInitRankConfig"));
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nId,
@@ -479,7 +490,8 @@ SIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, i
     return sim_group_error(ncclInvalidArgument);
   }
   /* Every rank passes the same ids; the first names the communicator. */
-  return sim_init_group_check(init_rank(comm, nranks, &ids[0], rank, config, "ncclCommInitRankScalable"));
+  return sim_init_group_check(
+      sim_init_rank(comm, nranks, &ids[0], rank, config, sim_current_device(), NULL, "ncclCommInitRankScalable"));
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {

@@ -275,6 +275,7 @@ static ncclResult_t comm_split(ncclComm_t comm, int color, int key, ncclComm_t *
     return ncclInvalidArgument;
   }
   SIM_CHECK(sim_config_check(config, "ncclCommSplit"));
+  if (comm->clique->net) return sim_split_net(comm, color, key, config, newcomm);
   split_args *a = sim_calloc(1, sizeof *a);
   if (!a) return ncclSystemError;
   a->op = "ncclCommSplit";

@@ -6,6 +6,7 @@
 #define NCCLSIM_DEV_INTERNAL_H_
 
 #include "../sim.h"
+#include "../net/net.h"
 #include "nccl_device.h"
 
 /* One live device communicator of a rank. */

@@ -175,14 +175,21 @@ static ncclResult_t check_teams(const ncclDevCommRequirements_t *r) {
   return ncclSuccess;
 }
 
-/* Every rank that is still there supports `type`-kind GIN. */
+/* Every rank that is still there supports `type`-kind GIN: a rank on
+ * another host by the types it gave the bootstrap. */
 static bool all_ranks_gin(ncclComm_t comm, bool railed) {
   sim_clique *c = comm->clique;
+  const sim_net_map *net = c->net;
   bool ok = true;
   sim_mutex_lock(&c->lock);
   for (int i = 0; i < c->nranks && ok; i++) {
     ncclComm_t m = c->ranks[i];
-    if (m) ok = (railed ? m->opts.railedGinType : m->opts.ginType) != NCCL_GIN_TYPE_NONE;
+    sim_net_rank_info info;
+    if (sim_net_remote(net, i))
+      ok = sim_net_rank_info_of(net, i, &info) &&
+           (railed ? info.railed_gin_type : info.gin_type) != NCCL_GIN_TYPE_NONE;
+    else if (m)
+      ok = (railed ? m->opts.railedGinType : m->opts.ginType) != NCCL_GIN_TYPE_NONE;
   }
   pthread_mutex_unlock(&c->lock);
   return ok;

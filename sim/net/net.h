@@ -150,6 +150,23 @@ typedef struct sim_ucx_rkey {
   uint32_t len;
   uint8_t bytes[236];
 } sim_ucx_rkey;
+/* What each rank of a communicator across hosts gives the bootstrap
+ * (sim_net_join's extra), for its peers on other hosts: its signal
+ * counters (rma/rma_net.c) and its GIN types (ncclDevCommCreate's check
+ * that every rank supports GIN, dev/devcomm.c). */
+typedef struct sim_net_rank_info {
+  int32_t gin_type, railed_gin_type; /* its communicator's options */
+  sim_ucx_rkey row;                  /* its signal counters */
+} sim_net_rank_info;
+/* Rank r's info, copied out of the map (its bytes are not aligned); false
+ * if r gave none of this size. */
+static inline bool sim_net_rank_info_of(const sim_net_map *m, int r, sim_net_rank_info *out) {
+  size_t len;
+  const void *p = sim_net_extra(m, r, &len);
+  if (len != sizeof *out) return false;
+  __builtin_memcpy(out, p, sizeof *out);
+  return true;
+}
 /* A tagged send to `peer`'s process, or a receive of one. ncclSystemError
  * (with a WARN) if UCX refuses it at once. */
 ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes,

@@ -161,17 +161,15 @@ ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *rv_
 ncclResult_t rma_net_put(ncclComm_t comm, int peer, const void *src, size_t bytes, rma_cwin *cw, size_t off,
                          sim_ucx_op ops[2]) {
   const sim_net_map *m = comm->clique->net;
-  size_t len;
-  const void *extra = sim_net_extra(m, peer, &len);
-  sim_ucx_rkey row;
-  if (NEVER(len != sizeof row)) return sim_comm_fail(comm, ncclInternalError, "rank %d sent no signal row", peer);
-  memcpy(&row, extra, sizeof row); /* the map's bytes are not aligned */
+  sim_net_rank_info info;
+  if (NEVER(!sim_net_rank_info_of(m, peer, &info)))
+    return sim_comm_fail(comm, ncclInternalError, "rank %d sent no signal row", peer);
   ncclResult_t res = ncclSuccess;
   bool put = src && bytes;
   if (put) res = sim_ucx_put(m, peer, src, bytes, &cw->key[peer], off, &ops[0]);
   /* A signal alone needs no fence: an earlier put's own signal followed it. */
   if (res == ncclSuccess)
-    res = sim_ucx_add(m, peer, &row, (uint64_t)comm->rank * sizeof(rma_sig) + offsetof(rma_sig, arrived), put,
+    res = sim_ucx_add(m, peer, &info.row, (uint64_t)comm->rank * sizeof(rma_sig) + offsetof(rma_sig, arrived), put,
                       &ops[1]);
   if (res != ncclSuccess)
     return sim_comm_fail(comm, res, "%s to rank %d on another host: UCX refused it",
