@@ -119,42 +119,37 @@ wait_pids() {
 # gone PID: no such process, or a zombie of an init that does not reap.
 gone() { s=$(ps -o stat= -p "$1" 2>/dev/null); test -z "$s" || test "${s#Z}" != "$s"; }
 
-# A rank process that dies mid-case: rank 0, waiting in P2P-01, is killed.
-$prog -v --procs 2 --timeout 120 --filter "$cases" >"$d/died.tap" &
-job=$!
-wait_pids "$d/died.tap" || { kill $job; fail "no '# rank processes' line under -v"; }
-r0=$(pids "$d/died.tap" | head -1)
-first=$(pids "$d/died.tap")
-sleep 1
-kill -KILL "$r0" || fail "cannot kill rank 0 (pid $r0)"
-wait $job
-rc=$?
-test $rc -eq 1 || { cat "$d/died.tap"; fail "a run where a rank died gave status $rc, not 1"; }
-grep -q "^# rank 0 (pid $r0) died of signal 9 (Killed) before the case ended" "$d/died.tap" ||
-  { cat "$d/died.tap"; fail "P2P-01 does not name rank 0, pid $r0 and SIGKILL"; }
-grep -q '^ok 2 - IOP-03 ' "$d/died.tap" || { cat "$d/died.tap"; fail "IOP-03 did not pass in fresh processes"; }
-test "$(grep -c '^# rank processes: ' "$d/died.tap")" -eq 2 || fail "no fresh rank processes after the death"
-for p in $first $(pids "$d/died.tap"); do
-  gone "$p" || fail "rank process $p outlived the run"
-done
+# A rank process that dies mid-case: the first one (rank 0, waiting in
+# P2P-01) is killed. died_case NAME WHO LISTED ARGS...: WHO is how the
+# report names the first process's ranks, LISTED what -v lists.
+died_case() {
+  name=$1 who=$2 listed=$3
+  shift 3
+  $prog -v "$@" --timeout 120 --filter "$cases" >"$d/$name.tap" &
+  job=$!
+  wait_pids "$d/$name.tap" || { kill $job; fail "no '# rank processes' line under -v"; }
+  grep -q "^# rank processes: $listed\$" "$d/$name.tap" ||
+    { kill $job; fail "-v does not list '$listed': $(grep '^# rank processes' "$d/$name.tap")"; }
+  r0=$(pids "$d/$name.tap" | head -1)
+  first=$(pids "$d/$name.tap")
+  sleep 1
+  kill -KILL "$r0" || fail "cannot kill $who (pid $r0)"
+  wait $job
+  rc=$?
+  test $rc -eq 1 || { cat "$d/$name.tap"; fail "$*: a run where a rank process died gave status $rc, not 1"; }
+  grep -q "^# $who (pid $r0) died of signal 9 (Killed) before the case ended" "$d/$name.tap" ||
+    { cat "$d/$name.tap"; fail "P2P-01 does not name $who, pid $r0 and SIGKILL"; }
+  grep -q '^ok 2 - IOP-03 ' "$d/$name.tap" || { cat "$d/$name.tap"; fail "IOP-03 did not pass in fresh processes"; }
+  test "$(grep -c '^# rank processes: ' "$d/$name.tap")" -eq 2 || fail "no fresh rank processes after the death"
+  for p in $first $(pids "$d/$name.tap"); do
+    gone "$p" || fail "rank process $p outlived the run"
+  done
+}
+died_case died "rank 0" '0 (pid [0-9]*), 1 (pid [0-9]*)' --procs 2
 echo "ok: a rank process killed mid-case fails it with rank, pid and signal; fresh processes run the next"
-
-# The same with 2 rank threads a process: the message names both ranks of
-# the killed process (ranks 0-1; rank 1 is the one NCCLSIM_FAULT stops).
-$prog -v --procs 2 --ranks-per-proc 2 --timeout 120 --filter "$cases" >"$d/died2.tap" &
-job=$!
-wait_pids "$d/died2.tap" || { kill $job; fail "no '# rank processes' line under -v"; }
-grep -q '^# rank processes: 0-1 (pid [0-9]*), 2-3 (pid [0-9]*)$' "$d/died2.tap" ||
-  { kill $job; fail "-v does not list the processes' ranks: $(grep '^# rank processes' "$d/died2.tap")"; }
-r0=$(pids "$d/died2.tap" | head -1)
-sleep 1
-kill -KILL "$r0" || fail "cannot kill the process of ranks 0-1 (pid $r0)"
-wait $job
-rc=$?
-test $rc -eq 1 || { cat "$d/died2.tap"; fail "a run where a rank process died gave status $rc, not 1"; }
-grep -q "^# ranks 0-1 (pid $r0) died of signal 9 (Killed) before the case ended" "$d/died2.tap" ||
-  { cat "$d/died2.tap"; fail "P2P-01 does not name ranks 0-1, pid $r0 and SIGKILL"; }
-grep -q '^ok 2 - IOP-03 ' "$d/died2.tap" || { cat "$d/died2.tap"; fail "IOP-03 did not pass in fresh processes"; }
+# With 2 rank threads a process, the report names both ranks of the killed
+# process (rank 1 is the one NCCLSIM_FAULT stops).
+died_case died2 "ranks 0-1" '0-1 (pid [0-9]*), 2-3 (pid [0-9]*)' --procs 2 --ranks-per-proc 2
 echo "ok: a process of 2 ranks killed mid-case fails it naming both ranks; fresh processes run the next"
 
 # The runner killed mid-case: its rank processes die with it (PDEATHSIG).
