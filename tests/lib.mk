@@ -125,3 +125,7 @@ tests/api-coverage: $(srcdir)/tests/api-coverage.sh Makefile
 	  echo "top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)'"; \
 	  cat $(srcdir)/tests/api-coverage.sh; } > $@ && chmod +x $@
 CLEANFILES += tests/api-coverage
+
+# ALWAYS()/NEVER() arguments call no function: coverage builds drop them.
+TESTS += tests/never-pure.sh
+EXTRA_DIST += tests/never-pure.sh
