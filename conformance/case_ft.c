@@ -313,10 +313,6 @@ void case_FT_04(case_ctx_t *ctx)
 
   if (ctx->nranks < 2)
     CASE_SKIP(ctx, "needs 2 ranks");
-  /* Its revoke would be refused with the allreduce left in flight, to end
-   * only at NCCLSIM_TIMEOUT. */
-  if (case_sim_hosts())
-    CASE_SKIP(ctx, "ncclsim does not yet run ncclCommRevoke across hosts");
   CASE_OK(ctx, ctx_comm_init(ctx, &comm));
   if (!ft_env_init(ctx, &e) || !ft_allreduce_check(ctx, comm, &e, 1, (float)ctx->nranks, ctx->nranks, "the warm-up"))
     return;

@@ -18,7 +18,8 @@
  *
  * Not yet across hosts: a split inside a group, or of or into a
  * non-blocking communicator (the exchanges block the calling thread, which
- * inside a group may drive its peers).
+ * inside a group may drive its peers), or of a revoked communicator (whose
+ * rank runs no more collectives).
  */
 #include "config.h"
 
@@ -92,6 +93,9 @@ static ncclResult_t refuse(ncclComm_t comm, const char *why) {
 
 ncclResult_t sim_split_net(ncclComm_t comm, int color, int key, ncclConfig_t *config, ncclComm_t *newcomm) {
   if (sim_group_depth() > 0) return refuse(comm, "inside a group");
+  /* Its exchanges are collectives, which a revoked rank no longer runs;
+   * NCCL splits a revoked parent through its bootstrap. */
+  if (atomic_load(&comm->state) == SIM_COMM_REVOKED) return refuse(comm, "of a revoked communicator");
   if (!comm->blocking || (config && config->blocking == 0))
     return refuse(comm, comm->blocking ? "into a non-blocking communicator" : "on a non-blocking communicator");
   int n = comm->nranks;
