@@ -235,6 +235,8 @@ static void ft_scenario(case_ctx_t *ctx, bool grow)
     ctx_note(ctx, "after revoke the stream synchronizes with %s", cudaGetErrorName(ce));
     int ex[1] = { victim };
     st = n4c_comm_shrink(comm, ex, 1, NULL, N4C_SHRINK_ABORT, &small);
+    if (case_refused_across_hosts(ctx, st))
+      goto out;
     if (st == N4C_ENOTSUP) {
       case_skip_unsupported(ctx);
       goto out;
