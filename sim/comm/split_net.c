@@ -70,7 +70,8 @@ out:
   return res;
 }
 
-/* Rank r's color members in new-rank order, by (key, parent rank). */
+/* The members of `color` (parent ranks) in new-rank order, by (key, parent
+ * rank); returns how many. */
 static int members_of(const split_part *parts, int n, int color, int *order) {
   int m = 0;
   for (int i = 0; i < n; i++) {
