@@ -23,11 +23,11 @@ sim_libncclsim_core_la_SOURCES = \
 	sim/util/param.c sim/util/log.c sim/util/alloc.c sim/util/shm.c sim/util/job.c sim/util/wait.c sim/util/block.c \
 	sim/cuda/device.c sim/cuda/props.c sim/cuda/peer.c sim/cuda/memory.c sim/cuda/stream.c sim/cuda/event.c sim/cuda/memcpy.c \
 	sim/core/rendezvous.c sim/core/connect.c sim/core/task.c sim/core/group.c sim/core/fail.c sim/core/trace.c \
-	sim/comm/clique.c sim/comm/comm.c sim/comm/init.c sim/comm/split.c sim/comm/split_net.c sim/comm/options.c \
+	sim/comm/clique.c sim/comm/comm.c sim/comm/init.c sim/comm/split.c sim/comm/child_net.c sim/comm/options.c \
 	sim/comm/suspend.c sim/comm/grow.c \
 	sim/comm/checks.c \
 	sim/p2p/p2p.c sim/p2p/p2p_net.c \
-	sim/net/socket.c sim/net/bootstrap.c sim/net/join.c sim/net/ucx.c sim/net/peer_wait.c \
+	sim/net/socket.c sim/net/bootstrap.c sim/net/join.c sim/net/ucx.c sim/net/peer_wait.c sim/net/exchange.c \
 	sim/rma/area.c sim/rma/win_registry.c sim/rma/win_register.c sim/rma/win_pointer.c \
 	sim/rma/buf_register.c sim/rma/signal.c sim/rma/put.c sim/rma/rma_net.c \
 	sim/coll/coll.c sim/coll/coll_net.c sim/coll/work.c sim/coll/reduce.c sim/coll/dtype.c sim/coll/redop.c \

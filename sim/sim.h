@@ -569,6 +569,7 @@ struct sim_clique {
   uint64_t grow_seq;
   int grow_root;
   uint64_t grow_consumed; /* the last grow number an existing rank joined */
+  ncclUniqueId grow_id;   /* across hosts: that id (its bootstrap root is in grow_root's process) */
 };
 
 /* Across hosts (rma/rma_net.c): makes comm's signal row and maps it for

@@ -14,10 +14,11 @@
  *            then 6 MiB and 0 bytes, checking every byte; then every
  *            collective (colls); windows and the one-sided calls (rma);
  *            device communicators (devcomms); splits (splits): by rank
- *            parity with keys in reverse, each new communicator checked
- *            by an allreduce, then one where rank 0 gives NOCOLOR; a split
- *            inside a group or into a non-blocking communicator is
- *            refused (not yet across hosts); destroy.
+ *            parity with keys in reverse, then one where rank 0 gives
+ *            NOCOLOR, then a shrink without the last rank, each new
+ *            communicator checked by an allreduce; a split inside a group
+ *            or into a non-blocking communicator is refused (not yet
+ *            across hosts); destroy.
  *   gin      ranks on host "h1" make their communicators with GIN type
  *            NONE, the others with PROXY as in every other mode
  *            (ncclsimSetCommOptions): a device communicator that
@@ -448,11 +449,28 @@ static void *split_thread(void *p) {
   }
   if (me == 0) {
     if (sub != NULL && !a->bad) a->bad = fail("split(NOCOLOR) gave a communicator", ncclInternalError);
+  } else {
+    ncclCommUserRank(sub, &r1);
+    if (r1 != me - 1 && !a->bad) a->bad = fail("split beside a NOCOLOR rank 0: wrong rank", ncclInternalError);
+    if (!a->bad) a->bad = split_allreduce(sub, me, (int64_t)n * (n + 1) / 2 - 1);
+    ncclCommDestroy(sub);
+  }
+  /* A shrink without the last rank, which does not call it: the others
+   * keep their order. */
+  if (me == n - 1 || a->bad) return NULL;
+  int ex[1] = {n - 1};
+  r = ncclCommShrink(a->comm, ex, 1, &sub, NULL, NCCL_SHRINK_DEFAULT);
+  if (r != ncclSuccess) {
+    a->bad = fail("ncclCommShrink across hosts", r);
     return NULL;
   }
+  ncclCommCount(sub, &cnt);
   ncclCommUserRank(sub, &r1);
-  if (r1 != me - 1 && !a->bad) a->bad = fail("split beside a NOCOLOR rank 0: wrong rank", ncclInternalError);
-  if (!a->bad) a->bad = split_allreduce(sub, me, (int64_t)n * (n + 1) / 2 - 1);
+  if (cnt != n - 1 || r1 != me) {
+    fprintf(stderr, "hosts_rank: rank %d: shrink gave rank %d of %d, want %d of %d\n", me, r1, cnt, me, n - 1);
+    a->bad = 1;
+  }
+  if (!a->bad) a->bad = split_allreduce(sub, me, (int64_t)n * (n + 1) / 2 - n);
   ncclCommDestroy(sub);
   return NULL;
 }

@@ -13,8 +13,9 @@
 #            other, signal, wait_signal, every byte checked, the window
 #            pointers; device communicators with and without GIN (rank,
 #            LSA team, teams, GIN type); splits by parity across hosts and
-#            with a NOCOLOR rank, each checked by an allreduce; a split
-#            inside a group is refused
+#            with a NOCOLOR rank, and a shrink without the last rank (which
+#            does not call it), each checked by an allreduce; a split
+#            inside a group or into a non-blocking communicator is refused
 #   badkey   the id's key changed in rank 1's process: the root refuses it,
 #            and rank 0 times out
 #   missing  3 ranks, 2 started: init ends with ncclTimeout, naming rank 2

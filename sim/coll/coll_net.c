@@ -244,16 +244,16 @@ ncclResult_t coll_net_exchange(coll_task *t, sim_rv_table *rounds, sim_rv *rv, s
     if (h == H) continue;
     int lead = sim_net_leader(m, h);
     uint64_t tag = tag_of(c, t->seq, H, h);
-    res = push_op(x, sim_ucx_send(m, lead, tag, mine, (size_t)m->host_size[H] * sizeof *mine, &x->ops[x->nops]));
+    res = push_op(x, sim_ucx_send(m, lead, tag, mine, (size_t)m->host_size[H] * sizeof *mine, false, &x->ops[x->nops]));
     if (x->partial) {
       if (res == ncclSuccess && partial_bytes)
-        res = push_op(x, sim_ucx_send(m, lead, tag, x->partial, partial_bytes, &x->ops[x->nops]));
+        res = push_op(x, sim_ucx_send(m, lead, tag, x->partial, partial_bytes, false, &x->ops[x->nops]));
       continue;
     }
     for (int r = 0; r < n && res == ncclSuccess; r++) {
       if (m->host[r] != H) continue;
       size_t bytes = send_elems(&x->hdrs[r], r, n) * sim_dtype_size(x->hdrs[r].dt);
-      if (bytes) res = push_op(x, sim_ucx_send(m, lead, tag, coll_rank_of(rv, r)->send, bytes, &x->ops[x->nops]));
+      if (bytes) res = push_op(x, sim_ucx_send(m, lead, tag, coll_rank_of(rv, r)->send, bytes, false, &x->ops[x->nops]));
     }
   }
   int sends = x->nops;

@@ -39,13 +39,27 @@ void sim_grow_id_make(ncclUniqueId *id, uint64_t parent_key, uint64_t seq, int p
 /* A unique id with a bootstrap root in this process, whatever NCCLSIM_NET
  * says (a split across hosts makes its colors' ids so). */
 ncclResult_t sim_net_id_make(ncclUniqueId *id);
+/* The same for ncclCommGetUniqueId: an id of grow number seq of the clique
+ * of parent_key, as sim_grow_id_make's, with a bootstrap root here. */
+ncclResult_t sim_net_grow_id_make(ncclUniqueId *id, uint64_t parent_key, uint64_t seq, int parent_nranks);
+/* Whether id has a bootstrap root (it was made with the network on). */
+bool sim_id_net(const ncclUniqueId *id);
 /* ncclCommInitRank's path on `device`, with `opts` (NULL: the calling
  * thread's, resolved against the environment); op names the caller. */
 ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
                            const ncclConfig_t *config, int device, const ncclsimCommOptions_t *opts, const char *op);
-/* ncclCommSplit on a communicator across hosts (comm/split_net.c), its
- * arguments checked; *newcomm is NULL until it succeeds. */
+/* The child communicators of a communicator across hosts
+ * (comm/child_net.c), their arguments checked; *newcomm is NULL until the
+ * call succeeds. ncclCommSplit: */
 ncclResult_t sim_split_net(ncclComm_t comm, int color, int key, ncclConfig_t *config, ncclComm_t *newcomm);
+/* ncclCommShrink: excl sorted, its hash as split.c makes it, and
+ * NCCL_SHRINK_ABORT's stop done. */
+ncclResult_t sim_shrink_net(ncclComm_t comm, const int *excl, int nexcl, uint64_t excl_hash, ncclConfig_t *config,
+                            ncclComm_t *newcomm);
+/* ncclCommGrow on an existing rank: grow number seq, id NULL or checked to
+ * be this parent's. */
+ncclResult_t sim_grow_net(ncclComm_t comm, int nranks, const ncclUniqueId *id, uint64_t seq, ncclConfig_t *config,
+                          ncclComm_t *newcomm);
 /* Joins comm (fresh from sim_comm_alloc) to the init round of key (a grow's
  * when comm->grow_join), as ncclCommInitRank does: sets *out once posted,
  * then waits (blocking), defers the wait to ncclGroupEnd (blocking, inside

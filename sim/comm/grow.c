@@ -21,7 +21,9 @@
  * the job shares (comm/init.c), so existing and new ranks meet there as an
  * init does, threads or processes alike. Existing ranks compute the key
  * from their parent's clique and its count of children; new ranks read it
- * from the id.
+ * from the id. Across hosts the id carries a bootstrap root in the
+ * coordinator's process, and the existing ranks, some of which may have
+ * no id, exchange it first (comm/child_net.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,16 +48,25 @@ static ncclResult_t get_unique_id(ncclComm_t comm, ncclUniqueId *id) {
    * docs/conformance/nccl-2.30.7_H100x1_2026-11-23_ft); nccl4py's advice
    * not to is advice. Here the second id is the first: both name the
    * parent's next child. */
+  /* Across hosts the id carries a bootstrap root, here; the id is kept
+   * for the second call and for this host's ranks' grow (child_net.c). */
   sim_mutex_lock(&c->lock);
   int root = c->grow_root;
   bool again = c->grow_seq == seq;
-  c->grow_seq = seq;
-  c->grow_root = comm->rank;
+  if (again) *id = c->grow_id;
   pthread_mutex_unlock(&c->lock);
+  if (!again) {
+    if (c->net) SIM_CHECK(sim_net_grow_id_make(id, c->key, seq, c->nranks));
+    else sim_grow_id_make(id, c->key, seq, c->nranks);
+    sim_mutex_lock(&c->lock);
+    c->grow_seq = seq;
+    c->grow_root = comm->rank;
+    c->grow_id = *id;
+    pthread_mutex_unlock(&c->lock);
+  }
   if (again)
     SIM_INFO(SIM_INIT, "ncclCommGetUniqueId: rank %d made this communicator's next grow id before (rank %d); "
              "the same id again", comm->rank, root);
-  sim_grow_id_make(id, c->key, seq, c->nranks);
   SIM_INFO(SIM_INIT, "ncclCommGetUniqueId: rank %d of communicator %016llx, for its child %llu", comm->rank,
            (unsigned long long)c->key, (unsigned long long)seq);
   return ncclSuccess;
@@ -99,6 +110,7 @@ static ncclResult_t grow_existing(ncclComm_t comm, int nranks, const ncclUniqueI
              (unsigned long long)stale, (unsigned long long)(seq - stale));
     return ncclInvalidArgument;
   }
+  if (c->net) return sim_grow_net(comm, nranks, id, seq, config, out);
   ncclComm_t nc = sim_comm_alloc(nranks, comm->rank, comm->device, config);
   if (!nc) return ncclSystemError;
   if (!config) nc->blocking = comm->blocking; /* the parent's configuration */
@@ -138,6 +150,8 @@ static ncclResult_t grow_new(int nranks, const ncclUniqueId *id, int rank, ncclC
              info.parent_nranks - 1);
     return ncclInvalidArgument;
   }
+  if (sim_id_net(id)) /* a parent across hosts: its bootstrap root is the coordinator's */
+    return sim_init_rank(out, nranks, id, rank, config, sim_current_device(), NULL, OP);
   if (!sim_id_reachable(id, OP)) return ncclInvalidUsage;
   SIM_CHECK(sim_config_check(config, OP));
   ncclComm_t nc = sim_comm_alloc(nranks, rank, sim_current_device(), config);

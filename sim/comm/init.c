@@ -85,13 +85,18 @@ SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   return sim_net_id_make(id);
 }
 
-ncclResult_t sim_net_id_make(ncclUniqueId *id) {
-  uint64_t key = sim_unique_key();
+static ncclResult_t net_id(ncclUniqueId *id, uint64_t key, uint64_t parent_key, uint64_t seq, int parent_nranks) {
   uint64_t secret = sim_unique_key() | 1;
   sim_net_addr root;
   SIM_CHECK(sim_net_root_open(secret, &root));
-  id_write(id, key, 0, 0, 0, &root, secret);
+  id_write(id, key, parent_key, seq, parent_nranks, &root, secret);
   return ncclSuccess;
+}
+
+ncclResult_t sim_net_id_make(ncclUniqueId *id) { return net_id(id, sim_unique_key(), 0, 0, 0); }
+
+ncclResult_t sim_net_grow_id_make(ncclUniqueId *id, uint64_t parent_key, uint64_t seq, int parent_nranks) {
+  return net_id(id, sim_grow_key(parent_key, seq), parent_key, seq, parent_nranks);
 }
 
 /* The bootstrap root of an id made with the network on, and its key. */
@@ -120,6 +125,12 @@ bool sim_id_read(const ncclUniqueId *id, sim_id_info *out) {
   if (memcmp(l.magic, ID_MAGIC, sizeof ID_MAGIC) != 0) return false;
   *out = (sim_id_info){l.key, l.parent_key, l.grow_seq, l.parent_nranks};
   return true;
+}
+
+bool sim_id_net(const ncclUniqueId *id) {
+  sim_net_addr root;
+  uint64_t secret;
+  return id_root(id, &root, &secret);
 }
 
 static bool id_key(const ncclUniqueId *id, uint64_t *key) {
@@ -394,7 +405,7 @@ ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, 
     return ncclInvalidArgument;
   }
   sim_id_info info;
-  if (sim_id_read(id, &info) && info.grow_seq) {
+  if (sim_id_read(id, &info) && info.grow_seq && strcmp(op, "ncclCommGrow") != 0) {
     SIM_WARN(SIM_INIT, "%s: the unique id was made by ncclCommGetUniqueId, for ncclCommGrow (ncclsim checks this)",
              op);
     return ncclInvalidArgument;

@@ -328,6 +328,11 @@ static ncclResult_t comm_shrink(ncclComm_t comm, int *exclude, int nexclude, ncc
     h = (h ^ (uint64_t)(unsigned)a->excl[i]) * 1099511628211ull;
   }
   if (flags & NCCL_SHRINK_ABORT) sim_comm_stop_ops(comm, "ncclCommShrink(NCCL_SHRINK_ABORT)");
+  if (comm->clique->net) {
+    ncclResult_t res = sim_shrink_net(comm, a->excl, nexclude, h, config, newcomm);
+    sim_free(a);
+    return res;
+  }
   /* Survivors keep their order: key = parent rank. */
   split_slot slot = {0, comm->rank, child_blocking(comm, config), h, NULL};
   return split(comm, &slot, comm->nranks - nexclude, a, newcomm);

@@ -225,7 +225,7 @@ static ncclResult_t hello_start(need *nd) {
   ncclResult_t res = sim_ucx_recv(sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, (uint64_t)(1 - role), peer, me), &nd->in,
                                   1, &nd->hello[1]);
   if (res == ncclSuccess)
-    res = sim_ucx_send(m, peer, sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, (uint64_t)role, me, peer), &hello, 1,
+    res = sim_ucx_send(m, peer, sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, (uint64_t)role, me, peer), &hello, 1, false,
                        &nd->hello[0]);
   if (res != ncclSuccess) sim_ucx_cancel(&nd->hello[1]);
   return res;
@@ -262,26 +262,16 @@ static ncclResult_t hello_wait(need *nd) {
 static ncclResult_t leaders_hello(need *nd) {
   ncclComm_t comm = nd->task->comm;
   const sim_net_map *m = nd->c->net;
-  int H = m->my_host, nh = m->nhosts, nops = 0;
-  uint64_t k = nd->c->key, seq = nd->key >> 56 == KEY_COLL ? 2 : 3; /* links say 0 and 1 */
-  static const uint8_t hello = 1;
-  sim_ucx_op *ops = sim_calloc(2 * (size_t)nh, sizeof *ops);
-  uint8_t *in = sim_calloc((size_t)nh, 1);
-  ncclResult_t res = ops && in ? ncclSuccess : ncclSystemError;
-  for (int h = 0; h < nh && res == ncclSuccess; h++) {
-    if (h == H) continue;
-    int lead = sim_net_leader(m, h);
-    res = sim_ucx_recv(sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, seq, h, H), &in[h], 1, &ops[nops]);
-    if (res == ncclSuccess) nops++, res = sim_ucx_send(m, lead, sim_net_leader_tag(k, SIM_NET_TAG_CONNECT, seq, H, h),
-                                                      &hello, 1, &ops[nops]);
-    if (res == ncclSuccess) nops++;
-  }
+  uint64_t seq = nd->key >> 56 == KEY_COLL ? 2 : 3; /* links say 0 and 1 */
+  /* A byte of hello for each rank of the host. */
+  uint8_t *hello = sim_calloc((size_t)m->host_size[m->my_host], 1), *in = sim_calloc((size_t)m->nranks, 1);
   sim_due due = sim_due_at(sim_deadline());
+  ncclResult_t res = hello && in ? ncclSuccess : ncclSystemError;
   if (res == ncclSuccess)
-    res = sim_net_wait_ops(comm, ops, 0, nops, &due,
-                           seq == 2 ? "the first collective across hosts" : "the first one-sided operation across hosts");
-  for (int i = 0; ops && i < nops; i++) sim_ucx_cancel(&ops[i]); /* those not ended (a failure) */
-  sim_free(ops);
+    res = sim_net_leaders_allgather(comm, SIM_NET_TAG_CONNECT, seq, hello, 1, in, &due,
+                                    seq == 2 ? "the first collective across hosts"
+                                             : "the first one-sided operation across hosts");
+  sim_free(hello);
   sim_free(in);
   if (res == ncclTimeout) {
     char what[192];

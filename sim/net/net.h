@@ -103,11 +103,12 @@ static inline const void *sim_net_extra(const sim_net_map *m, int r, size_t *len
   return m->addrs + m->addr_off[r] + m->addr_len[r];
 }
 
-/* The tag of a message between hosts' leaders, or between two ranks'
- * first-use connection (bit 63: p2p_net.c keeps it clear): 15 bits of the
- * communicator's key, 7 of a sequence number, 2 of `space` (SIM_NET_TAG_*),
- * 20 of each end (a host, or a rank). */
-enum { SIM_NET_TAG_COLL = 0, SIM_NET_TAG_WINDOW = 1, SIM_NET_TAG_CONNECT = 2 };
+/* The tag of a message between hosts' leaders, of a management exchange,
+ * or between two ranks' first-use connection (bit 63: p2p_net.c keeps it
+ * clear): 15 bits of the communicator's key, 7 of a sequence number, 2 of
+ * `space` (SIM_NET_TAG_*), 20 of each end (a host, a rank, or a place in
+ * sim_net_exchange's peers). */
+enum { SIM_NET_TAG_COLL = 0, SIM_NET_TAG_WINDOW = 1, SIM_NET_TAG_CONNECT = 2, SIM_NET_TAG_MGMT = 3 };
 static inline uint64_t sim_net_leader_tag(uint64_t key, int space, uint64_t seq, int from, int to) {
   uint64_t k = key ^ (key >> 15) ^ (key >> 30) ^ (key >> 45);
   return (1ull << 63) | ((k & 0x7fffull) << 48) | ((seq & 0x7full) << 41) | ((uint64_t)(space & 3) << 39) |
@@ -168,8 +169,11 @@ static inline bool sim_net_rank_info_of(const sim_net_map *m, int r, sim_net_ran
   return true;
 }
 /* A tagged send to `peer`'s process, or a receive of one. ncclSystemError
- * (with a WARN) if UCX refuses it at once. */
-ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes,
+ * (with a WARN) if UCX refuses it at once. A send ends once its bytes are
+ * UCX's (they may still wait in UCX for the connection: this process must
+ * progress UCX for them to leave), or, `sync`, once the peer's receive
+ * has matched it. */
+ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes, bool sync,
                           sim_ucx_op *op);
 ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op);
 /* Progresses the worker (*progressed, may be NULL: whether anything
@@ -228,19 +232,51 @@ ncclResult_t sim_net_check_gone(ncclComm_t comm, int peer);
  * sim_net_check_gone does, and the deadline (ncclTimeout); op is cancelled
  * in those three cases (op->cancelled tells them from UCX's own end). */
 ncclResult_t sim_net_wait(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned idle_spins, struct sim_due *due);
+/* sim_net_wait, ended early by *cancel instead of comm's (NULL: nothing
+ * but the deadline and a host gone ends it; a management call on a revoked
+ * communicator waits so). */
+ncclResult_t sim_net_wait_until(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned idle_spins,
+                                const _Atomic int *cancel, struct sim_due *due);
 /* Waits for ops[from..n) as sim_net_wait does (any host gone ends them);
  * a failure of UCX's own fails comm, naming `what` ("a collective across
  * hosts"). */
 ncclResult_t sim_net_wait_ops(ncclComm_t comm, sim_ucx_op *ops, int from, int n, struct sim_due *due,
                               const char *what);
 /* Calls ready(arg, &moved), which progresses UCX, until it returns true:
- * ncclSuccess, or ncclRemoteError (comm's cancel, a host gone) or
- * ncclTimeout as sim_net_wait. After idle_spins calls in a row that moved
+ * ncclSuccess, or ncclRemoteError (*cancel set, may be NULL; a host gone)
+ * or ncclTimeout as sim_net_wait. After idle_spins calls in a row that moved
  * nothing it sleeps on the worker's events, at most sleep_us at a time
  * (what ready() waits for may come from this host, which wakes no UCX
  * event). */
 ncclResult_t sim_net_poll(ncclComm_t comm, bool (*ready)(void *arg, bool *moved), void *arg, int peer,
-                          unsigned idle_spins, unsigned sleep_us, struct sim_due *due);
+                          unsigned idle_spins, unsigned sleep_us, const _Atomic int *cancel,
+                          struct sim_due *due);
+/* An allgather among `peers` (ranks of comm, npeers of them, this rank at
+ * index me; every participant lists the same ranks in the same order), one
+ * tagged message from each to each (net/exchange.c). */
+typedef struct sim_net_xchg {
+  int space;            /* SIM_NET_TAG_* */
+  uint64_t seq;         /* the tags' sequence number: distinct for exchanges that may overlap */
+  const int *peers;
+  int npeers, me;
+  const void *mine;     /* what this rank sends each of the others */
+  size_t mine_bytes;
+  void *const *out;     /* out[i] receives peers[i]'s, exactly bytes[i] of it (out[me] unused) */
+  const size_t *bytes;
+  bool mgmt;            /* comm's cancel (a revoke) does not end it */
+  const char *what;     /* for diagnostics: "ncclCommSplit across hosts" */
+} sim_net_xchg;
+/* ncclSuccess; or as the waits end early: ncclRemoteError for comm's
+ * cancel (unless mgmt) or a host gone (reported there), ncclTimeout at the
+ * deadline (the caller's to report); or comm failed, naming x->what, with
+ * UCX's reason or ncclInternalError for a message of another length. */
+ncclResult_t sim_net_exchange(ncclComm_t comm, const sim_net_xchg *x, struct sim_due *due);
+/* sim_net_exchange among the hosts' leaders, each speaking for its host:
+ * `mine` holds per_rank bytes for each rank of this host, in rank order;
+ * `all` gets every host's, host after host, each in rank order (this
+ * host's copied from mine). Called by this host's leader. */
+ncclResult_t sim_net_leaders_allgather(ncclComm_t comm, int space, uint64_t seq, const void *mine, size_t per_rank,
+                                       void *all, struct sim_due *due, const char *what);
 /* Until every rank of this host has arrived in rv (a leader's wait before
  * it speaks for its host): ncclSuccess, or as sim_net_poll. */
 struct sim_rv;

@@ -35,11 +35,11 @@ ncclResult_t sim_net_check_gone(ncclComm_t comm, int peer) {
 }
 
 ncclResult_t sim_net_poll(ncclComm_t comm, bool (*ready)(void *arg, bool *moved), void *arg, int peer,
-                          unsigned idle_spins, unsigned sleep_us, sim_due *due) {
+                          unsigned idle_spins, unsigned sleep_us, const _Atomic int *cancel, sim_due *due) {
   bool moved = false;
   for (unsigned idle = 0; !ready(arg, &moved); idle = moved ? 0 : idle + 1, moved = false) {
     ncclResult_t res;
-    if (atomic_load(sim_comm_cancel(comm))) return ncclRemoteError;
+    if (cancel && atomic_load(cancel)) return ncclRemoteError;
     if (idle < idle_spins) continue;
     if ((res = sim_net_check_gone(comm, peer)) != ncclSuccess) return res;
     if (sim_now_ns() >= sim_due_ns(due)) return ncclTimeout;
@@ -59,12 +59,17 @@ static bool op_ended(void *arg, bool *moved) {
   return w->res != ncclInProgress;
 }
 
-ncclResult_t sim_net_wait(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned idle_spins, sim_due *due) {
+ncclResult_t sim_net_wait_until(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned idle_spins,
+                                const _Atomic int *cancel, sim_due *due) {
   op_wait w = {op, ncclInProgress};
-  ncclResult_t res = sim_net_poll(comm, op_ended, &w, peer, idle_spins, 1000, due);
+  ncclResult_t res = sim_net_poll(comm, op_ended, &w, peer, idle_spins, 1000, cancel, due);
   if (res == ncclSuccess) return w.res;
   sim_ucx_cancel(op);
   return res;
+}
+
+ncclResult_t sim_net_wait(ncclComm_t comm, sim_ucx_op *op, int peer, unsigned idle_spins, sim_due *due) {
+  return sim_net_wait_until(comm, op, peer, idle_spins, sim_comm_cancel(comm), due);
 }
 
 ncclResult_t sim_net_wait_ops(ncclComm_t comm, sim_ucx_op *ops, int from, int n, sim_due *due, const char *what) {
@@ -98,5 +103,5 @@ static bool host_here(void *arg, bool *moved) {
 
 ncclResult_t sim_net_wait_host(ncclComm_t comm, sim_rv_table *rounds, sim_rv *rv, sim_due *due) {
   host_wait w = {rounds, rv, comm->clique->net};
-  return sim_net_poll(comm, host_here, &w, -1, 64, 1000, due);
+  return sim_net_poll(comm, host_here, &w, -1, 64, 1000, sim_comm_cancel(comm), due);
 }

@@ -39,7 +39,7 @@
   X(ucp_config_read) X(ucp_config_release) X(ucp_init_version) X(ucp_cleanup) X(ucp_get_version_string) \
   X(ucp_worker_create) X(ucp_worker_destroy) X(ucp_worker_get_address) X(ucp_worker_release_address)    \
   X(ucp_worker_get_efd) X(ucp_worker_arm) X(ucp_worker_progress) X(ucp_ep_create) X(ucp_ep_close_nbx)   \
-  X(ucp_tag_send_nbx) X(ucp_tag_recv_nbx) X(ucp_request_check_status) X(ucp_request_free)              \
+  X(ucp_tag_send_nbx) X(ucp_tag_send_sync_nbx) X(ucp_tag_recv_nbx) X(ucp_request_check_status) X(ucp_request_free)              \
   X(ucp_request_cancel) X(ucs_status_string) X(ucp_mem_map) X(ucp_mem_unmap) X(ucp_rkey_pack)               \
   X(ucp_rkey_buffer_release) X(ucp_ep_rkey_unpack) X(ucp_rkey_destroy) X(ucp_put_nbx) X(ucp_atomic_op_nbx)  \
   X(ucp_worker_fence) X(ucp_worker_flush_nbx)
@@ -281,7 +281,7 @@ static ucp_ep_h op_begin(sim_ucx_op *op, const sim_net_map *m, int peer) {
   return ep;
 }
 
-ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes,
+ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes, bool sync,
                           sim_ucx_op *op) {
   ucp_ep_h ep = op_begin(op, m, peer);
   if (!ep) return ncclSystemError;
@@ -289,7 +289,7 @@ ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const vo
                                            UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
                            .cb.send = send_done,
                            .user_data = op};
-  return started(op, fn.ucp_tag_send_nbx(ep, buf, bytes, tag, &p), false);
+  return started(op, (sync ? fn.ucp_tag_send_sync_nbx : fn.ucp_tag_send_nbx)(ep, buf, bytes, tag, &p), false);
 }
 
 ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op) {
@@ -479,9 +479,9 @@ ncclResult_t sim_ucx_init(const void **addr, size_t *len, char *why, size_t why_
                          "ucx.pc; Debian: apt-get install libucx-dev, then configure again)");
   return ncclInvalidUsage;
 }
-ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes,
+ncclResult_t sim_ucx_send(const sim_net_map *m, int peer, uint64_t tag, const void *buf, size_t bytes, bool sync,
                           sim_ucx_op *op) {
-  (void)m, (void)peer, (void)tag, (void)buf, (void)bytes, (void)op;
+  (void)m, (void)peer, (void)tag, (void)buf, (void)bytes, (void)sync, (void)op;
   return ncclInvalidUsage;
 }
 ncclResult_t sim_ucx_recv(uint64_t tag, void *buf, size_t bytes, sim_ucx_op *op) {

@@ -41,7 +41,8 @@ static ncclResult_t net_post(sim_task *base) {
   net_task *t = (net_task *)base;
   ncclComm_t comm = base->comm;
   size_t bytes = t->count * sim_dtype_size(t->dt);
-  if (t->is_send) return sim_ucx_send(comm->clique->net, t->peer, tag_of(comm, comm->rank, t->peer), t->buf, bytes, &t->op);
+  if (t->is_send)
+    return sim_ucx_send(comm->clique->net, t->peer, tag_of(comm, comm->rank, t->peer), t->buf, bytes, false, &t->op);
   return sim_ucx_recv(tag_of(comm, t->peer, comm->rank), t->buf, bytes, &t->op);
 }
 

@@ -97,62 +97,32 @@ ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *rv_
   const sim_net_map *m = c->net;
   int n = c->nranks, H = m->my_host;
   uint64_t seq = sim_rv_key(rv);
-  static const char what[] = "ncclCommWindowRegister across hosts";
   SIM_CHECK(sim_net_wait_host(comm, &st->rounds, rv, due));
-  net_part *part = sim_calloc((size_t)n, sizeof *part); /* by rank: this host's, then the others' */
-  sim_ucx_op *ops = sim_calloc((size_t)m->nhosts * 2, sizeof *ops);
-  int nops = 0;
-  ncclResult_t res = part && ops ? ncclSuccess : ncclSystemError;
-  /* This host's parts, in rank order, first in `mine`. */
-  net_part *mine = part ? sim_calloc((size_t)m->host_size[H], sizeof *mine) : NULL;
-  if (!mine) res = ncclSystemError;
-  sim_rv_lock(&st->rounds);
-  for (int r = 0, k = 0; r < n && res == ncclSuccess; r++) {
-    if (m->host[r] != H) continue;
-    const reg_slot *s = sim_rv_slot(rv, r);
-    mine[k++] = (net_part){(uint64_t)(uintptr_t)s->ptr, s->size, s->flags, 0, s->key};
-  }
-  sim_rv_unlock(&st->rounds);
-  for (int h = 0; h < m->nhosts && res == ncclSuccess; h++) {
-    if (h == H) continue;
-    int lead = sim_net_leader(m, h);
-    res = sim_ucx_send(m, lead, sim_net_leader_tag(c->key, SIM_NET_TAG_WINDOW, seq, H, h), mine,
-                       (size_t)m->host_size[H] * sizeof *mine, &ops[nops]);
-    if (res == ncclSuccess) nops++;
-  }
-  int sends = nops;
-  for (int h = 0; h < m->nhosts && res == ncclSuccess; h++) {
-    if (h == H) continue;
-    size_t want = (size_t)m->host_size[h] * sizeof *mine;
-    net_part *theirs = sim_calloc((size_t)m->host_size[h], sizeof *theirs);
-    if (!theirs) {
-      res = ncclSystemError;
-      break;
+  net_part *mine = sim_calloc((size_t)m->host_size[H], sizeof *mine);
+  net_part *all = sim_calloc((size_t)n, sizeof *all); /* host by host, each in rank order */
+  ncclResult_t res = mine && all ? ncclSuccess : ncclSystemError;
+  if (res == ncclSuccess) {
+    sim_rv_lock(&st->rounds);
+    for (int r = 0, k = 0; r < n; r++) {
+      if (m->host[r] != H) continue;
+      const reg_slot *s = sim_rv_slot(rv, r);
+      mine[k++] = (net_part){(uint64_t)(uintptr_t)s->ptr, s->size, s->flags, 0, s->key};
     }
-    int at = nops;
-    res = sim_ucx_recv(sim_net_leader_tag(c->key, SIM_NET_TAG_WINDOW, seq, h, H), theirs, want, &ops[nops]);
-    if (res == ncclSuccess) nops++, res = sim_net_wait_ops(comm, ops, at, nops, due, what);
-    if (res == ncclSuccess && ops[at].length != want)
-      res = sim_comm_fail(comm, ncclInternalError,
-                          "ncclCommWindowRegister across hosts: host %d's leader sent %zu bytes, not %zu", h,
-                          ops[at].length, want);
-    for (int r = 0, i = 0; r < n && res == ncclSuccess; r++)
-      if (m->host[r] == h) part[r] = theirs[i++];
-    sim_free(theirs);
+    sim_rv_unlock(&st->rounds);
+    res = sim_net_leaders_allgather(comm, SIM_NET_TAG_WINDOW, seq, mine, sizeof *mine, all, due,
+                                    "ncclCommWindowRegister across hosts");
   }
-  if (res == ncclSuccess) res = sim_net_wait_ops(comm, ops, sends, nops, due, what);
-  if (res == ncclSuccess) res = sim_net_wait_ops(comm, ops, 0, nops, due, what);
-  for (int i = 0; i < nops; i++) sim_ucx_cancel(&ops[i]); /* those not ended (a failure) */
   /* Every rank elsewhere arrives, as if it were here. */
-  for (int r = 0; r < n && res == ncclSuccess; r++) {
-    if (m->host[r] == H) continue;
-    reg_slot slot = {(void *)(uintptr_t)part[r].ptr, (size_t)part[r].size, part[r].flags, NULL, NULL, NULL,
-                     part[r].key};
-    res = sim_rv_arrive(&st->rounds, rv_ops, seq, n, n, r, SIM_RV_DETACHED, &slot, c, NULL);
+  for (int h = 0, at = 0; h < m->nhosts && res == ncclSuccess; at += m->host_size[h++]) {
+    for (int r = 0, k = at; r < n && h != H && res == ncclSuccess; r++) {
+      if (m->host[r] != h) continue;
+      const net_part *p = &all[k++];
+      reg_slot slot = {(void *)(uintptr_t)p->ptr, (size_t)p->size, p->flags, NULL, NULL, NULL, p->key};
+      res = sim_rv_arrive(&st->rounds, rv_ops, seq, n, n, r, SIM_RV_DETACHED, &slot, c, NULL);
+    }
   }
   sim_free(mine);
-  sim_free(part);
-  sim_free(ops);
+  sim_free(all);
   return res;
 }
 
@@ -206,7 +176,7 @@ static bool arrived_or_moved(void *arg, bool *moved) {
 ncclResult_t rma_net_wait(ncclComm_t comm, bool (*arrived)(void *), void *arg, sim_due *due) {
   net_arrival a = {arrived, arg};
   /* Signals from this host wake no UCX event: sleeps are short. */
-  ncclResult_t res = sim_net_poll(comm, arrived_or_moved, &a, -1, 1 << 16, 100, due);
+  ncclResult_t res = sim_net_poll(comm, arrived_or_moved, &a, -1, 1 << 16, 100, sim_comm_cancel(comm), due);
   /* A put and its signal from another host may have been applied by
    * another rank thread of this process, in its progress of the shared
    * worker, under the worker's lock. UCX's add is atomic, so the data is

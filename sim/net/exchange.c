@@ -1,0 +1,95 @@
+/*
+ * sim/net/exchange.c — an allgather among some ranks of a communicator
+ * across hosts, over UCX tagged messages, outside its collectives.
+ *
+ * Its users:
+ *  - the hosts' leaders, each speaking for its host: the parts of a window
+ *    registration (rma/rma_net.c) and the hellos of a first-use connection
+ *    (core/connect.c);
+ *  - management calls (comm/child_net.c): split, shrink and grow exchange their
+ *    arguments and the new communicators' unique ids this way, so that they
+ *    take none of the parent's collective sequence numbers, run on a
+ *    revoked parent as NCCL's bootstrap does, and never wait for a rank a
+ *    shrink excludes.
+ * Every participant passes the same list of peers in the same order; tags
+ * name the sender's and receiver's places in it.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../sim.h"
+#include "net.h"
+
+ncclResult_t sim_net_exchange(ncclComm_t comm, const sim_net_xchg *x, sim_due *due) {
+  const sim_net_map *m = comm->clique->net;
+  uint64_t key = comm->clique->key;
+  int n = x->npeers;
+  sim_ucx_op *ops = sim_calloc(2 * (size_t)n, sizeof *ops);
+  int *from = sim_calloc(2 * (size_t)n, sizeof *from); /* ops[i]'s place in peers */
+  int nops = 0;
+  ncclResult_t res = ops && from ? ncclSuccess : ncclSystemError;
+  /* Receives first: a message that comes before its receive waits in UCX
+   * as unexpected, which costs a copy. */
+  for (int i = 0; i < n && res == ncclSuccess; i++) {
+    if (i == x->me) continue;
+    res = sim_ucx_recv(sim_net_leader_tag(key, x->space, x->seq, i, x->me), x->out[i], x->bytes[i], &ops[nops]);
+    if (res == ncclSuccess) from[nops++] = i;
+  }
+  int recvs = nops;
+  for (int i = 0; i < n && res == ncclSuccess; i++) {
+    if (i == x->me) continue;
+    /* Synchronous: a rank leaves the exchange only once every peer has
+     * its part, for it may not progress UCX again for a while (a shrink's
+     * new rank 0 goes on to be a bootstrap root), and a part still waiting
+     * in UCX for its connection would wait with it. */
+    res = sim_ucx_send(m, x->peers[i], sim_net_leader_tag(key, x->space, x->seq, x->me, i), x->mine, x->mine_bytes,
+                       true, &ops[nops]);
+    if (res == ncclSuccess) from[nops++] = i;
+  }
+  const _Atomic int *cancel = x->mgmt ? NULL : sim_comm_cancel(comm);
+  for (int i = 0; i < nops && res == ncclSuccess; i++) {
+    int p = x->peers[from[i]];
+    /* A management exchange watches its own peers only (a shrink's
+     * excluded ranks may be gone); the leaders watch every host. */
+    res = sim_net_wait_until(comm, &ops[i], x->mgmt ? p : -1, 1024, cancel, due);
+    if (ops[i].cancelled) break; /* a cancel, the deadline or a host gone: reported */
+    if (res == ncclSuccess && i < recvs && ops[i].length != x->bytes[from[i]])
+      res = ncclInvalidUsage;
+    if (res != ncclSuccess)
+      res = sim_comm_fail(comm, res == ncclInvalidUsage ? ncclInternalError : res,
+                          "%s: the message %s rank %d on host %s failed in UCX: %s%s", x->what,
+                          i < recvs ? "from" : "to", p, m->host_name[p], sim_ucx_status_text(&ops[i]),
+                          res == ncclInvalidUsage ? " (a length not this exchange's)" : "");
+  }
+  for (int i = 0; ops && i < nops; i++) sim_ucx_cancel(&ops[i]); /* those not ended (a failure) */
+  sim_free(ops);
+  sim_free(from);
+  return res;
+}
+
+ncclResult_t sim_net_leaders_allgather(ncclComm_t comm, int space, uint64_t seq, const void *mine, size_t per_rank,
+                                       void *all, sim_due *due, const char *what) {
+  const sim_net_map *m = comm->clique->net;
+  int nh = m->nhosts, H = m->my_host;
+  int *leaders = sim_calloc((size_t)nh, sizeof *leaders);
+  void **out = sim_calloc((size_t)nh, sizeof *out);
+  size_t *bytes = sim_calloc((size_t)nh, sizeof *bytes);
+  ncclResult_t res = leaders && out && bytes ? ncclSuccess : ncclSystemError;
+  size_t at = 0;
+  for (int h = 0; h < nh && res == ncclSuccess; at += bytes[h++]) {
+    leaders[h] = sim_net_leader(m, h);
+    out[h] = (char *)all + at;
+    bytes[h] = (size_t)m->host_size[h] * per_rank;
+  }
+  if (res == ncclSuccess) {
+    memcpy(out[H], mine, bytes[H]);
+    sim_net_xchg x = {space, seq, leaders, nh, H, mine, bytes[H], out, bytes, false, what};
+    res = sim_net_exchange(comm, &x, due);
+  }
+  sim_free(leaders);
+  sim_free(out);
+  sim_free(bytes);
+  return res;
+}
