@@ -17,8 +17,8 @@
  *            parity with keys in reverse, then one where rank 0 gives
  *            NOCOLOR, then a shrink without the last rank, each new
  *            communicator checked by an allreduce; a split inside a group
- *            or into a non-blocking communicator is refused (not yet
- *            across hosts); destroy.
+ *            or into a non-blocking communicator, and a suspend inside a
+ *            group, are refused (not yet across hosts); destroy.
  *   gin      ranks on host "h1" make their communicators with GIN type
  *            NONE, the others with PROXY as in every other mode
  *            (ncclsimSetCommOptions): a device communicator that
@@ -506,6 +506,16 @@ static int splits(ncclComm_t *comms, int first, int count, int nranks) {
   if (r != ncclInvalidUsage) return fail("a split into a non-blocking communicator across hosts was not refused", r);
   if (!strstr(ncclGetLastError(NULL), "into a non-blocking communicator across hosts"))
     return fail("the refusal of a non-blocking split does not say so", r);
+  /* Nor a suspend inside a group; the communicator stays usable. */
+  ncclGroupStart();
+  r = ncclCommSuspend(comms[0], NCCL_SUSPEND_MEM);
+  ncclGroupEnd();
+  if (r != ncclInvalidUsage) return fail("a suspend inside a group across hosts was not refused", r);
+  if (!strstr(ncclGetLastError(NULL), "ncclCommSuspend inside a group across hosts"))
+    return fail("the refusal of a suspend in a group does not say so", r);
+  uint64_t suspended = 1;
+  if ((r = ncclCommMemStats(comms[0], ncclStatGpuMemSuspended, &suspended)) != ncclSuccess || suspended != 0)
+    return fail("after a refused suspend the communicator reads suspended", r);
   return 0;
 }
 

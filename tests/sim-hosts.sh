@@ -15,7 +15,8 @@
 #            LSA team, teams, GIN type); splits by parity across hosts and
 #            with a NOCOLOR rank, and a shrink without the last rank (which
 #            does not call it), each checked by an allreduce; a split
-#            inside a group or into a non-blocking communicator is refused
+#            inside a group or into a non-blocking communicator, and a
+#            suspend inside a group, are refused
 #   badkey   the id's key changed in rank 1's process: the root refuses it,
 #            and rank 0 times out
 #   missing  3 ranks, 2 started: init ends with ncclTimeout, naming rank 2

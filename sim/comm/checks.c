@@ -89,7 +89,7 @@ static ncclResult_t check_state(ncclComm_t comm, const char *op, unsigned allowe
 
 /* A communicator across hosts (sim/net) has, so far, point-to-point
  * operations, collectives, windows, the one-sided calls, device
- * communicators, split, shrink, grow, revoke and the queries: the rest is refused at once
+ * communicators, split, shrink, grow, revoke, suspend and the queries: the rest is refused at once
  * with this diagnostic, not left to wait out NCCLSIM_TIMEOUT for ranks
  * that cannot arrive. */
 static ncclResult_t check_hosts(ncclComm_t comm, const char *op) {
@@ -101,14 +101,14 @@ static ncclResult_t check_hosts(ncclComm_t comm, const char *op) {
                                       "ncclCommWindowDeregister", "ncclPutSignal", "ncclSignal", "ncclWaitSignal",
                                       "ncclCommRegister", "ncclCommDeregister", "ncclWinGetUserPtr",
                                       "ncclDevCommCreate", "ncclDevCommDestroy", "ncclCommSplit", "ncclCommShrink",
-                                      "ncclCommGetUniqueId", "ncclCommGrow", "ncclCommRevoke"};
+                                      "ncclCommGetUniqueId", "ncclCommGrow", "ncclCommRevoke", "ncclCommSuspend"};
   for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
     if (!strcmp(op, built[i])) return ncclSuccess;
   if (!strcmp(op, "ncclCommQueryProperties") || !strncmp(op, "ncclTeam", 8))
     return ncclSuccess; /* the queries report the hosts as LSA teams */
   SIM_WARN(SIM_INIT, "%s: rank %d's communicator spans %d hosts, and ncclsim does not yet run %s across hosts: "
            "point-to-point operations, collectives, windows, the one-sided calls, device communicators, split, "
-           "shrink, grow, revoke and the queries only "
+           "shrink, grow, revoke, suspend and the queries only "
            "(docs/ncclsim.md, \"Ranks on other hosts\")", op, comm->rank, comm->clique->net->nhosts, op);
   return ncclInvalidUsage;
 }

@@ -55,7 +55,8 @@ static ncclResult_t exchange(ncclComm_t comm, const char *op, int round, const i
   for (int i = 0; i < n && res == ncclSuccess; i++) out[i] = (char *)all + (size_t)i * bytes, len[i] = bytes;
   char about[96];
   snprintf(about, sizeof about, "%s across hosts, its exchange of %s", op, what);
-  sim_net_xchg x = {SIM_NET_TAG_MGMT, 2 * comm->split_count + (uint64_t)round, peers, n, me, mine, bytes, out,
+  /* Sequence numbers 0-63 (suspend.c takes 64-127). */
+  sim_net_xchg x = {SIM_NET_TAG_MGMT, (2 * comm->split_count + (uint64_t)round) & 63, peers, n, me, mine, bytes, out,
                     len, true, about};
   /* Twice NCCLSIM_TIMEOUT: these calls follow failures, and a peer on
    * another host may see one only when its own operation times out (a rank

@@ -17,11 +17,18 @@
  * that no rank can reach a peer's released state. NCCL does not refuse
  * operations on a suspended communicator (its kernels would use released
  * memory); ncclsim refuses them with ncclInvalidUsage.
+ *
+ * Across hosts no process holds every rank: the ranks meet in an exchange
+ * among them all (net/exchange.c), NCCL's bootstrap barrier, and each then
+ * frees (or remakes) its own state; every rank has stopped its operations
+ * before it arrives, so none reaches a peer's state meanwhile. Blocking
+ * communicators, outside groups, only, as the children across hosts.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../net/net.h"
 #include "comm_internal.h"
 
 /* Management rounds share the split table; their keys have the top bit. */
@@ -121,10 +128,59 @@ static void job_free(sim_group_job *job) {
   sim_free(j);
 }
 
+/* meet() across hosts: the barrier, then this rank's own state. */
+static ncclResult_t meet_net(ncclComm_t comm, bool resume) {
+  sim_clique *c = comm->clique;
+  const char *op = resume ? "ncclCommResume" : "ncclCommSuspend";
+  if (sim_group_depth() > 0 || !comm->blocking) {
+    SIM_WARN(SIM_INIT, "%s: rank %d's communicator spans %d hosts, and ncclsim does not yet run %s %s across hosts "
+             "(docs/ncclsim.md, \"Ranks on other hosts\")", op, comm->rank, c->net->nhosts, op,
+             comm->blocking ? "inside a group" : "on a non-blocking communicator");
+    return ncclInvalidUsage;
+  }
+  int n = comm->nranks;
+  int *every = sim_calloc((size_t)n, sizeof *every);
+  uint8_t mine = 1, *in = sim_calloc((size_t)n, 1);
+  void **out = sim_calloc((size_t)n, sizeof *out);
+  size_t *len = sim_calloc((size_t)n, sizeof *len);
+  ncclResult_t res = every && in && out && len ? ncclSuccess : ncclSystemError;
+  for (int r = 0; r < n && res == ncclSuccess; r++) every[r] = r, out[r] = &in[r], len[r] = 1;
+  char what[64];
+  snprintf(what, sizeof what, "%s across hosts", op);
+  /* Sequence numbers 64-127: the children's exchanges take 0-63. */
+  sim_net_xchg x = {SIM_NET_TAG_MGMT, 64 | (comm->mgmt_count & 63), every, n, comm->rank, &mine, 1, out, len,
+                    true, what};
+  sim_due due = sim_due_at(sim_deadline());
+  if (res == ncclSuccess) res = sim_net_exchange(comm, &x, &due);
+  if (res == ncclTimeout)
+    SIM_WARN(SIM_INIT, "%s: rank %d waited for the other ranks to call it too; after NCCLSIM_TIMEOUT=%s s some still "
+             "had not; nothing was %s", what, comm->rank, sim_param_text(SIM_P_TIMEOUT),
+             resume ? "resumed" : "suspended");
+  sim_free(every);
+  sim_free(in);
+  sim_free(out);
+  sim_free(len);
+  if (res != ncclSuccess) return res;
+  comm->mgmt_count++;
+  if (!resume) {
+    sim_clique_rank_suspend(c, comm->rank);
+    atomic_store(&comm->mem_suspended, 1);
+    return ncclSuccess;
+  }
+  if (sim_clique_rank_resume(c, comm->rank) != ncclSuccess) {
+    SIM_WARN(SIM_INIT, "ncclCommResume: out of memory remaking rank %d's state; it stays suspended", comm->rank);
+    return ncclSystemError;
+  }
+  atomic_store(&comm->mem_suspended, 0);
+  atomic_store(&comm->state, SIM_COMM_READY);
+  return ncclSuccess;
+}
+
 /* Arrives in the rank's next management round and waits, defers the wait
  * to ncclGroupEnd, or (non-blocking) returns ncclInProgress. */
 static ncclResult_t meet(ncclComm_t comm, bool resume) {
   sim_clique *c = comm->clique;
+  if (c->net) return meet_net(comm, resume);
   mgmt_job *job = NULL;
   if (sim_group_depth() > 0 && !(job = sim_calloc(1, sizeof *job))) return ncclSystemError;
   sim_rv *rv;
