@@ -189,7 +189,7 @@ typedef struct {
 ncclResult_t sim_grow_net(ncclComm_t comm, int nranks, const ncclUniqueId *id, uint64_t seq, ncclConfig_t *config,
                           ncclComm_t *newcomm) {
   static const char op[] = "ncclCommGrow";
-  SIM_CHECK(refused(comm, op, config));
+  if (comm->clique->net) SIM_CHECK(refused(comm, op, config));
   sim_clique *c = comm->clique;
   int n = comm->nranks;
   grow_part mine, *parts = sim_calloc((size_t)n, sizeof *parts);
@@ -203,7 +203,12 @@ ncclResult_t sim_grow_net(ncclComm_t comm, int nranks, const ncclUniqueId *id, u
   pthread_mutex_unlock(&c->lock);
   comm->split_count = seq; /* as NCCL's ++childCount: this id is consumed */
   for (int r = 0; r < n && res == ncclSuccess; r++) every[r] = r;
-  if (res == ncclSuccess) res = exchange(comm, op, 0, every, n, comm->rank, &mine, sizeof mine, parts, "the unique id");
+  /* A parent on one host (in a job across hosts): its ranks share the
+   * clique, hence the kept id; nothing to exchange. */
+  if (res == ncclSuccess && c->net)
+    res = exchange(comm, op, 0, every, n, comm->rank, &mine, sizeof mine, parts, "the unique id");
+  else if (res == ncclSuccess)
+    parts[comm->rank] = mine;
   int from = -1;
   for (int r = 0; r < n && res == ncclSuccess; r++) {
     if (!parts[r].have) continue;

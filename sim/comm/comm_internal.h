@@ -57,7 +57,8 @@ ncclResult_t sim_split_net(ncclComm_t comm, int color, int key, ncclConfig_t *co
 ncclResult_t sim_shrink_net(ncclComm_t comm, const int *excl, int nexcl, uint64_t excl_hash, ncclConfig_t *config,
                             ncclComm_t *newcomm);
 /* ncclCommGrow on an existing rank: grow number seq, id NULL or checked to
- * be this parent's. */
+ * be this parent's; also for a parent on one host whose grow id has a
+ * bootstrap root (new ranks may come from other hosts). */
 ncclResult_t sim_grow_net(ncclComm_t comm, int nranks, const ncclUniqueId *id, uint64_t seq, ncclConfig_t *config,
                           ncclComm_t *newcomm);
 /* Joins comm (fresh from sim_comm_alloc) to the init round of key (a grow's

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../net/net.h"
 #include "comm_internal.h"
 
 static ncclResult_t get_unique_id(ncclComm_t comm, ncclUniqueId *id) {
@@ -56,7 +57,9 @@ static ncclResult_t get_unique_id(ncclComm_t comm, ncclUniqueId *id) {
   if (again) *id = c->grow_id;
   pthread_mutex_unlock(&c->lock);
   if (!again) {
-    if (c->net) SIM_CHECK(sim_net_grow_id_make(id, c->key, seq, c->nranks));
+    /* With the network on, new ranks may come from other hosts even to a
+     * parent on one host (a shrink to this host's ranks). */
+    if (c->net || sim_net_on()) SIM_CHECK(sim_net_grow_id_make(id, c->key, seq, c->nranks));
     else sim_grow_id_make(id, c->key, seq, c->nranks);
     sim_mutex_lock(&c->lock);
     c->grow_seq = seq;
@@ -110,7 +113,11 @@ static ncclResult_t grow_existing(ncclComm_t comm, int nranks, const ncclUniqueI
              (unsigned long long)stale, (unsigned long long)(seq - stale));
     return ncclInvalidArgument;
   }
-  if (c->net) return sim_grow_net(comm, nranks, id, seq, config, out);
+  /* An id with a bootstrap root: the existing ranks init through it too. */
+  sim_mutex_lock(&c->lock);
+  bool net_id = id ? sim_id_net(id) : c->grow_seq == seq && sim_id_net(&c->grow_id);
+  pthread_mutex_unlock(&c->lock);
+  if (c->net || net_id) return sim_grow_net(comm, nranks, id, seq, config, out);
   ncclComm_t nc = sim_comm_alloc(nranks, comm->rank, comm->device, config);
   if (!nc) return ncclSystemError;
   if (!config) nc->blocking = comm->blocking; /* the parent's configuration */
