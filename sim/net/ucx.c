@@ -58,6 +58,16 @@ static bool ucx_load(char *why, size_t why_len) {
   setenv("UCX_MEM_MALLOC_HOOKS", "no", 0);
   setenv("UCX_MEMTYPE_CACHE", "n", 0);
   setenv("UCX_RCACHE_ENABLE", "n", 0);
+  /* Over TCP, UCX 1.13 gives an endpoint with peer error handling (which
+   * ncclsim needs, to notice a peer gone) no put-based rendezvous: TCP's
+   * memory domain cannot invalidate registrations. Large messages then go
+   * as active messages of at most the receive segment, and puts as copies
+   * of at most the send segment, 64 KiB and 8 KiB by default: one system
+   * call and one UCX header each. Segments of 512 KiB more than double
+   * send/recv and put bandwidth between simulated hosts
+   * (bench/hosts-vs-ucx.sh; docs/ncclsim.md, "Speed"). */
+  setenv("UCX_TCP_RX_SEG_SIZE", "512K", 0);
+  setenv("UCX_TCP_TX_SEG_SIZE", "512K", 0);
   if (sim_net_host_set()) setenv("UCX_TLS", "tcp,self", 0);
   void *h = dlopen("libucp.so.0", RTLD_NOW | RTLD_LOCAL);
   if (!h) {
