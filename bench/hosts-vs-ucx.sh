@@ -108,6 +108,7 @@ done
 awk '
   function val(line, key,   i, n, kv) { n = split(line, kv, " "); for (i = 1; i <= n; i++) if (index(kv[i], key "=") == 1) return substr(kv[i], length(key) + 2); return "" }
   function stat(name, a, n,   i, j, t, med) {
+    for (i = 1; i <= n; i++) a[i] += 0 # numbers: val() gives strings, which awk compares as text
     for (i = 1; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
     med = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     printf " %s=%.3f %s_min=%.3f %s_max=%.3f", name, med, name, a[1], name, a[n]
