@@ -41,9 +41,10 @@ ncclResult_t sim_net_exchange(ncclComm_t comm, const sim_net_xchg *x, sim_due *d
   for (int i = 0; i < n && res == ncclSuccess; i++) {
     if (i == x->me) continue;
     /* Synchronous: a rank leaves the exchange only once every peer has
-     * its part, for it may not progress UCX again for a while (a shrink's
-     * new rank 0 goes on to be a bootstrap root), and a part still waiting
-     * in UCX for its connection would wait with it. */
+     * its part. A plain send ends once UCX holds the bytes, and the rank
+     * may then stop progressing UCX for a while, or close its endpoints
+     * (ncclCommDestroy, exit) with a part still queued for a connection
+     * being made (a peer on this host that it never reached before). */
     res = sim_ucx_send(m, x->peers[i], sim_net_leader_tag(key, x->space, x->seq, x->me, i), x->mine, x->mine_bytes,
                        true, &ops[nops]);
     if (res == ncclSuccess) from[nops++] = i;
