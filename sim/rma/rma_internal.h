@@ -114,6 +114,7 @@ typedef struct {
   struct ncclWindow_vidmem *handle; /* once done */
   void *memh;       /* across hosts: UCX's mapping of ptr, in the rank's process */
   sim_ucx_rkey key; /* across hosts: its remote key */
+  bool exchanged;   /* across hosts, a non-blocking leader's: its poll took the round to the other hosts */
 } reg_slot;
 
 /* ---- signals (signal.c) ---- */

@@ -117,7 +117,7 @@ ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *rv_
     for (int r = 0, k = at; r < n && h != H && res == ncclSuccess; r++) {
       if (m->host[r] != h) continue;
       const net_part *p = &all[k++];
-      reg_slot slot = {(void *)(uintptr_t)p->ptr, (size_t)p->size, p->flags, NULL, NULL, NULL, p->key};
+      reg_slot slot = {(void *)(uintptr_t)p->ptr, (size_t)p->size, p->flags, NULL, NULL, NULL, p->key, false};
       res = sim_rv_arrive(&st->rounds, rv_ops, seq, n, n, r, SIM_RV_DETACHED, &slot, c, NULL);
     }
   }

@@ -16,6 +16,10 @@
  * (only the caller's thread writes the caller's memory, so it may read its
  * handle without a lock once its async error reads ncclSuccess; until then
  * it reads ncclInProgress, and sim_rma_poll fails it past its deadline).
+ * Across hosts the host's first rank takes the round to the other hosts
+ * (rma_net.c): a blocking one in its wait, a non-blocking one in the poll
+ * that finds every rank of its host in (which then waits for the other
+ * hosts' leaders, who do the same in theirs).
  *
  * Deregistration is local: the handle leaves the rank's list and is
  * retired, kept dead until the communicator goes (win_registry.c).
@@ -138,7 +142,7 @@ static ncclResult_t arrive(ncclComm_t comm, void *buff, size_t size, int flags, 
                            sim_rv **out) {
   rma_state *st = rma_of(comm);
   rma_rank *rk = &st->rank[comm->rank];
-  reg_slot slot = {buff, size, flags, nb, NULL, NULL, {0}};
+  reg_slot slot = {buff, size, flags, nb, NULL, NULL, {0}, false};
   SIM_CHECK(rma_net_map(comm, &slot));
   /* The rank's count changes only in its own calls and withdrawals, which
    * take the table's lock; so does reading it here. */
@@ -280,6 +284,42 @@ static int take_deliveries(ncclComm_t comm, rma_rank *rk) {
   return pending;
 }
 
+typedef struct {
+  ncclComm_t comm;
+  sim_rv *first; /* out: the oldest round the leader owes the other hosts */
+} owed_arg;
+
+/* A round that this non-blocking leader has not yet taken to the other
+ * hosts and that every rank of its host is in. */
+static void find_owed(sim_rv_table *t, sim_rv *rv, void *arg) {
+  (void)t;
+  owed_arg *a = arg;
+  ncclComm_t comm = a->comm;
+  const sim_net_map *m = comm->clique->net;
+  reg_slot *sl = sim_rv_present(rv, comm->rank) ? slot_of(rv, comm->rank) : NULL;
+  if (!sl || !sl->nb || sl->exchanged) return;
+  for (int r = 0; r < m->nranks; r++)
+    if (m->host[r] == m->my_host && !sim_rv_present(rv, r)) return;
+  if (!a->first || sim_rv_key(rv) < sim_rv_key(a->first)) a->first = rv;
+}
+
+/* A non-blocking leader's rounds whose host is complete go to the other
+ * hosts, oldest first (the other leaders take them in the same order). A
+ * failure is left to the round's deadline (expire). */
+static void take_owed(ncclComm_t comm, rma_state *st) {
+  for (;;) {
+    owed_arg a = {comm, NULL};
+    sim_rv_lock(&st->rounds);
+    sim_rv_each_open(&st->rounds, find_owed, &a);
+    if (a.first) slot_of(a.first, comm->rank)->exchanged = true; /* once, whichever thread polls */
+    sim_rv_unlock(&st->rounds);
+    /* The round stays open meanwhile: it waits for the ranks elsewhere,
+     * which only this exchange brings. */
+    sim_due due = sim_due_at(a.first ? sim_rv_deadline(a.first) : 0);
+    if (!a.first || rma_net_exchange(comm, a.first, &reg_rv, &due) != ncclSuccess) return;
+  }
+}
+
 ncclResult_t sim_rma_poll(ncclComm_t comm) {
   /* Called by sim_comm_poll only, with a live communicator of a clique. */
   if (NEVER(!comm || comm->magic != SIM_COMM_MAGIC || !comm->clique)) return ncclSuccess;
@@ -287,6 +327,10 @@ ncclResult_t sim_rma_poll(ncclComm_t comm) {
   rma_rank *rk = &st->rank[comm->rank];
   int pending = take_deliveries(comm, rk);
   if (!pending) return ncclSuccess;
+  if (comm->clique->net && comm->clique->net->host_rank[comm->rank] == 0) {
+    take_owed(comm, st);
+    if (!(pending = take_deliveries(comm, rk))) return ncclSuccess;
+  }
   expire_arg a = {comm, sim_now_ns(), ncclInProgress};
   sim_rv_lock(&st->rounds);
   sim_rv_each_open(&st->rounds, expire, &a);
@@ -345,12 +389,6 @@ SIM_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size
     return ncclSuccess;
   }
   if ((res = check_window_memory(comm, buff, size)) != ncclSuccess) return sim_group_error(res);
-  if (comm->clique->net && !comm->blocking) {
-    SIM_WARN(SIM_RMA, "%s: rank %d's communicator is non-blocking and spans %d hosts, and ncclsim does not yet run "
-             "non-blocking window registration across hosts (blocking communicators only)",
-             op, comm->rank, comm->clique->net->nhosts);
-    return sim_group_error(ncclInvalidUsage);
-  }
 
   rma_state *st = rma_of(comm);
   sim_rv *r;
