@@ -19,6 +19,9 @@
  *            communicator checked by an allreduce; a split inside a group
  *            or into a non-blocking communicator, and a suspend inside a
  *            group, are refused (not yet across hosts); destroy.
+ *   sendexit rank 1 (h1) sends rank 0 (h0) two 8-byte messages and one of
+ *            6 MiB, destroys its communicator and exits at once; rank 0
+ *            receives the last two a second later, every byte checked.
  *   gin      ranks on host "h1" make their communicators with GIN type
  *            NONE, the others with PROXY as in every other mode
  *            (ncclsimSetCommOptions): a device communicator that
@@ -519,9 +522,36 @@ static int splits(ncclComm_t *comms, int first, int count, int nranks) {
   return 0;
 }
 
+/* sendexit: rank 1 (on h1) sends rank 0 two messages of 8 bytes and one of
+ * 6 MiB, destroys its communicator and exits; rank 0 takes the first, then
+ * waits a second before the others, which must still come (the last two
+ * were sent before the sender left, or its sends would not have ended). */
+static int send_exit(ncclComm_t comm, int rank) {
+  cudaStream_t s;
+  unsigned char *buf;
+  size_t big = 6u << 20;
+  if (cudaStreamCreate(&s) != cudaSuccess || cudaMalloc((void **)&buf, 16 + big) != cudaSuccess)
+    return fail("sendexit: stream or memory", ncclSystemError);
+  for (size_t i = 0; i < 16 + big; i++) buf[i] = rank ? pattern(1, i) : 0; /* device memory is the host's */
+  ncclResult_t r = ncclSuccess;
+  for (int k = 0; k < 3 && r == ncclSuccess; k++) {
+    size_t off = k == 2 ? 16 : (size_t)k * 8, n = k == 2 ? big : 8;
+    if (rank == 0 && k == 1) sleep(1); /* the sender is gone by now */
+    r = rank ? ncclSend(buf + off, n, ncclUint8, 0, comm, s) : ncclRecv(buf + off, n, ncclUint8, 1, comm, s);
+    if (r == ncclSuccess && cudaStreamSynchronize(s) != cudaSuccess) ncclCommGetAsyncError(comm, &r);
+  }
+  if (r != ncclSuccess) return fail(rank ? "sendexit: ncclSend" : "sendexit: ncclRecv after the sender left", r);
+  for (size_t i = 0; rank == 0 && i < 16 + big; i++)
+    if (buf[i] != pattern(1, i)) {
+      fprintf(stderr, "hosts_rank: sendexit: byte %zu is %u, want %u\n", i, buf[i], pattern(1, i));
+      return 1;
+    }
+  return (r = ncclCommDestroy(comm)) != ncclSuccess ? fail("sendexit: ncclCommDestroy", r) : 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: hosts_rank ring|badkey|missing|die|diesig|gin NRANKS FIRST COUNT IDFILE\n");
+    fprintf(stderr, "usage: hosts_rank ring|badkey|missing|die|diesig|gin|sendexit NRANKS FIRST COUNT IDFILE\n");
     return 2;
   }
   const char *mode = argv[1];
@@ -591,6 +621,7 @@ int main(int argc, char **argv) {
       if ((r = ncclCommDestroy(comms[i])) != ncclSuccess) bad = fail("ncclCommDestroy", r);
     return bad;
   }
+  if (!strcmp(mode, "sendexit")) return send_exit(comms[0], first);
   bool sig = !strcmp(mode, "diesig");
   if (!strcmp(mode, "die") || sig) {
     const char *host = getenv("NCCLSIM_HOST_ID");

@@ -24,6 +24,8 @@
 #            ncclRemoteError, naming the host and its ranks, well before
 #            NCCLSIM_TIMEOUT (UCX notices the dropped connection)
 #   diesig   the same for an ncclWaitSignal on a signal from h1
+#   sendexit h1 sends h0 two 8-byte messages and one of 6 MiB and exits
+#            at once; h0 receives the last two a second later
 #   gin      h1's communicators have GIN type NONE: a device communicator
 #            that needs GIN fails on every rank of both hosts
 # Run from the top build directory.
@@ -75,6 +77,7 @@ run_case missing missing 3 2 "h0 0 1" "h1 1 1"
 grep -q "rank(s) \[2\]" "$dir"/missing.*.log || { echo "FAIL: missing: no log names rank 2"; cat "$dir"/missing.*.log; fails=$((fails + 1)); }
 run_case die die 4 30 "h0 0 2" "h1 2 2"
 run_case diesig diesig 4 30 "h0 0 2" "h1 2 2"
+run_case sendexit sendexit 2 30 "h0 0 1" "h1 1 1"
 HOSTS_RANK_HOSTS=2 run_case gin gin 4 30 "h0 0 2" "h1 2 2"
 test "$fails" = 0 || exit 1
 rm -rf "$dir"
