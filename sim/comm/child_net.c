@@ -97,7 +97,7 @@ static ncclResult_t refuse(ncclComm_t comm, const char *op, const char *why) {
   return ncclInvalidUsage;
 }
 
-/* The refusals that split and shrink share; ncclSuccess if neither. */
+/* The refusals that split, shrink and grow share; ncclSuccess if none. */
 static ncclResult_t refused(ncclComm_t comm, const char *op, const ncclConfig_t *config) {
   if (sim_group_depth() > 0) return refuse(comm, op, "inside a group");
   if (!comm->blocking || (config && config->blocking == 0))
