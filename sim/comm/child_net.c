@@ -45,33 +45,24 @@ typedef struct {
   int32_t color, key;
 } split_part;
 
-/* all[i * bytes ..] gets peers[i]'s `mine` (this rank is peers[me]):
- * exchange `round` (0 or 1) of the parent's current split or shrink. */
+/* all[i * bytes ..] gets peers[i]'s `mine` (NULL: every rank of the
+ * parent; this rank is at index me): exchange `round` (0 or 1) of the
+ * parent's current split, shrink or grow. */
 static ncclResult_t exchange(ncclComm_t comm, const char *op, int round, const int *peers, int n, int me,
                              const void *mine, size_t bytes, void *all, const char *what) {
-  void **out = sim_calloc((size_t)n, sizeof *out);
-  size_t *len = sim_calloc((size_t)n, sizeof *len);
-  ncclResult_t res = out && len ? ncclSuccess : ncclSystemError;
-  for (int i = 0; i < n && res == ncclSuccess; i++) out[i] = (char *)all + (size_t)i * bytes, len[i] = bytes;
   char about[96];
   snprintf(about, sizeof about, "%s across hosts, its exchange of %s", op, what);
-  /* Sequence numbers 0-63 (suspend.c takes 64-127). */
-  sim_net_xchg x = {SIM_NET_TAG_MGMT, (2 * comm->split_count + (uint64_t)round) & 63, peers, n, me, mine, bytes, out,
-                    len, true, about};
   /* Twice NCCLSIM_TIMEOUT: these calls follow failures, and a peer on
    * another host may see one only when its own operation times out (a rank
    * stopped by NCCLSIM_FAULT is seen at once on its own host only). */
   uint64_t now = sim_now_ns(), t = sim_timeout_ns();
   sim_due due = sim_due_at(t < (UINT64_MAX - now) / 2 ? now + 2 * t : UINT64_MAX);
-  if (res == ncclSuccess) {
-    memcpy(out[me], mine, bytes);
-    res = sim_net_exchange(comm, &x, &due);
-  }
+  /* Sequence numbers 0-63 (suspend.c takes 64-127). */
+  ncclResult_t res = sim_net_allgather(comm, SIM_NET_TAG_MGMT, (2 * comm->split_count + (uint64_t)round) & 63, peers,
+                                       n, me, mine, bytes, all, true, &due, about);
   if (res == ncclTimeout)
     res = sim_comm_fail(comm, ncclTimeout, "%s: rank %d waited for the other ranks' part; after twice NCCLSIM_TIMEOUT=%s "
                         "s some still had not called %s", about, comm->rank, sim_param_text(SIM_P_TIMEOUT), op);
-  sim_free(out);
-  sim_free(len);
   return res;
 }
 
@@ -110,12 +101,11 @@ ncclResult_t sim_split_net(ncclComm_t comm, int color, int key, ncclConfig_t *co
   SIM_CHECK(refused(comm, op, config));
   int n = comm->nranks;
   split_part mine = {color, key}, *parts = sim_calloc((size_t)n, sizeof *parts);
-  int *every = sim_calloc((size_t)n, sizeof *every), *order = sim_calloc((size_t)n, sizeof *order);
+  int *order = sim_calloc((size_t)n, sizeof *order);
   ncclUniqueId id, *ids = sim_calloc((size_t)n, sizeof *ids);
-  ncclResult_t res = parts && every && order && ids ? ncclSuccess : ncclSystemError;
+  ncclResult_t res = parts && order && ids ? ncclSuccess : ncclSystemError;
   comm->split_count++; /* as on one host: the grow ids count splits too */
-  for (int r = 0; r < n && res == ncclSuccess; r++) every[r] = r; /* the exchanges' peers: every rank */
-  if (res == ncclSuccess) res = exchange(comm, op, 0, every, n, comm->rank, &mine, sizeof mine, parts, "colors and keys");
+  if (res == ncclSuccess) res = exchange(comm, op, 0, NULL, n, comm->rank, &mine, sizeof mine, parts, "colors and keys");
   int m = 0, me = -1;
   if (res == ncclSuccess && color != NCCL_SPLIT_NOCOLOR) {
     m = members_of(parts, n, color, order);
@@ -126,13 +116,12 @@ ncclResult_t sim_split_net(ncclComm_t comm, int color, int key, ncclConfig_t *co
   /* The new rank 0 of each color makes its id; the others send zeros. */
   memset(&id, 0, sizeof id);
   if (res == ncclSuccess && me == 0) res = sim_net_id_make(&id);
-  if (res == ncclSuccess) res = exchange(comm, op, 1, every, n, comm->rank, &id, sizeof id, ids, "unique ids");
+  if (res == ncclSuccess) res = exchange(comm, op, 1, NULL, n, comm->rank, &id, sizeof id, ids, "unique ids");
   if (res == ncclSuccess && color != NCCL_SPLIT_NOCOLOR) {
     SIM_INFO(SIM_INIT, "%s: rank %d is rank %d of %d of color %d, across hosts", op, comm->rank, me, m, color);
     res = sim_init_rank(newcomm, m, &ids[order[0]], me, config, comm->device, &comm->opts, op);
   }
   sim_free(parts);
-  sim_free(every);
   sim_free(order);
   sim_free(ids);
   return res;
@@ -193,8 +182,7 @@ ncclResult_t sim_grow_net(ncclComm_t comm, int nranks, const ncclUniqueId *id, u
   sim_clique *c = comm->clique;
   int n = comm->nranks;
   grow_part mine, *parts = sim_calloc((size_t)n, sizeof *parts);
-  int *every = sim_calloc((size_t)n, sizeof *every);
-  ncclResult_t res = parts && every ? ncclSuccess : ncclSystemError;
+  ncclResult_t res = parts ? ncclSuccess : ncclSystemError;
   memset(&mine, 0, sizeof mine);
   if (id) mine.have = 1, mine.id = *id;
   sim_mutex_lock(&c->lock); /* the coordinator on this host made it */
@@ -202,11 +190,10 @@ ncclResult_t sim_grow_net(ncclComm_t comm, int nranks, const ncclUniqueId *id, u
   if (c->grow_consumed < seq) c->grow_consumed = seq;
   pthread_mutex_unlock(&c->lock);
   comm->split_count = seq; /* as NCCL's ++childCount: this id is consumed */
-  for (int r = 0; r < n && res == ncclSuccess; r++) every[r] = r;
   /* A parent on one host (in a job across hosts): its ranks share the
    * clique, hence the kept id; nothing to exchange. */
   if (res == ncclSuccess && c->net)
-    res = exchange(comm, op, 0, every, n, comm->rank, &mine, sizeof mine, parts, "the unique id");
+    res = exchange(comm, op, 0, NULL, n, comm->rank, &mine, sizeof mine, parts, "the unique id");
   else if (res == ncclSuccess)
     parts[comm->rank] = mine;
   int from = -1;
@@ -230,6 +217,5 @@ ncclResult_t sim_grow_net(ncclComm_t comm, int nranks, const ncclUniqueId *id, u
     res = sim_init_rank(newcomm, nranks, &parts[from].id, comm->rank, config, comm->device, &comm->opts, op);
   }
   sim_free(parts);
-  sim_free(every);
   return res;
 }

@@ -138,28 +138,20 @@ static ncclResult_t meet_net(ncclComm_t comm, bool resume) {
              comm->blocking ? "inside a group" : "on a non-blocking communicator");
     return ncclInvalidUsage;
   }
-  int n = comm->nranks;
-  int *every = sim_calloc((size_t)n, sizeof *every);
-  uint8_t mine = 1, *in = sim_calloc((size_t)n, 1);
-  void **out = sim_calloc((size_t)n, sizeof *out);
-  size_t *len = sim_calloc((size_t)n, sizeof *len);
-  ncclResult_t res = every && in && out && len ? ncclSuccess : ncclSystemError;
-  for (int r = 0; r < n && res == ncclSuccess; r++) every[r] = r, out[r] = &in[r], len[r] = 1;
+  uint8_t mine = 1, *in = sim_calloc((size_t)comm->nranks, 1);
+  ncclResult_t res = in ? ncclSuccess : ncclSystemError;
   char what[64];
   snprintf(what, sizeof what, "%s across hosts", op);
-  /* Sequence numbers 64-127: the children's exchanges take 0-63. */
-  sim_net_xchg x = {SIM_NET_TAG_MGMT, 64 | (comm->mgmt_count & 63), every, n, comm->rank, &mine, 1, out, len,
-                    true, what};
   sim_due due = sim_due_at(sim_deadline());
-  if (res == ncclSuccess) res = sim_net_exchange(comm, &x, &due);
+  /* Sequence numbers 64-127: the children's exchanges take 0-63. */
+  if (res == ncclSuccess)
+    res = sim_net_allgather(comm, SIM_NET_TAG_MGMT, 64 | (comm->mgmt_count & 63), NULL, comm->nranks, comm->rank,
+                            &mine, 1, in, true, &due, what);
   if (res == ncclTimeout)
     SIM_WARN(SIM_INIT, "%s: rank %d waited for the other ranks to call it too; after NCCLSIM_TIMEOUT=%s s some still "
              "had not; nothing was %s", what, comm->rank, sim_param_text(SIM_P_TIMEOUT),
              resume ? "resumed" : "suspended");
-  sim_free(every);
   sim_free(in);
-  sim_free(out);
-  sim_free(len);
   if (res != ncclSuccess) return res;
   comm->mgmt_count++;
   if (!resume) {

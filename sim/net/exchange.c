@@ -55,7 +55,7 @@ ncclResult_t sim_net_exchange(ncclComm_t comm, const sim_net_xchg *x, sim_due *d
     /* A management exchange watches its own peers only (a shrink's
      * excluded ranks may be gone); the leaders watch every host. */
     res = sim_net_wait_until(comm, &ops[i], x->mgmt ? p : -1, 1024, cancel, due);
-    if (ops[i].cancelled) break; /* a cancel, the deadline or a host gone: reported */
+    if (ops[i].cancelled) break; /* a cancel, the deadline or a host gone (sim_net_exchange's comment) */
     if (res == ncclSuccess && i < recvs && ops[i].length != x->bytes[from[i]])
       res = ncclInvalidUsage;
     if (res != ncclSuccess)
@@ -92,5 +92,27 @@ ncclResult_t sim_net_leaders_allgather(ncclComm_t comm, int space, uint64_t seq,
   sim_free(leaders);
   sim_free(out);
   sim_free(bytes);
+  return res;
+}
+
+ncclResult_t sim_net_allgather(ncclComm_t comm, int space, uint64_t seq, const int *peers, int n, int me,
+                               const void *mine, size_t bytes, void *all, bool mgmt, sim_due *due, const char *what) {
+  int *every = peers ? NULL : sim_calloc((size_t)n, sizeof *every);
+  void **out = sim_calloc((size_t)n, sizeof *out);
+  size_t *len = sim_calloc((size_t)n, sizeof *len);
+  ncclResult_t res = (peers || every) && out && len ? ncclSuccess : ncclSystemError;
+  for (int i = 0; i < n && res == ncclSuccess; i++) {
+    if (every) every[i] = i;
+    out[i] = (char *)all + (size_t)i * bytes;
+    len[i] = bytes;
+  }
+  if (res == ncclSuccess) {
+    memcpy(out[me], mine, bytes);
+    sim_net_xchg x = {space, seq, peers ? peers : every, n, me, mine, bytes, out, len, mgmt, what};
+    res = sim_net_exchange(comm, &x, due);
+  }
+  sim_free(every);
+  sim_free(out);
+  sim_free(len);
   return res;
 }

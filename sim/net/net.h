@@ -271,6 +271,12 @@ typedef struct sim_net_xchg {
  * deadline (the caller's to report); or comm failed, naming x->what, with
  * UCX's reason or ncclInternalError for a message of another length. */
 ncclResult_t sim_net_exchange(ncclComm_t comm, const sim_net_xchg *x, struct sim_due *due);
+/* sim_net_exchange of `bytes` from each of peers (NULL: every rank of
+ * comm, n of them; this rank at index me): all[i * bytes ..] gets peers[i]'s
+ * (this rank's copied from mine). */
+ncclResult_t sim_net_allgather(ncclComm_t comm, int space, uint64_t seq, const int *peers, int n, int me,
+                               const void *mine, size_t bytes, void *all, bool mgmt, struct sim_due *due,
+                               const char *what);
 /* sim_net_exchange among the hosts' leaders, each speaking for its host:
  * `mine` holds per_rank bytes for each rank of this host, in rank order;
  * `all` gets every host's, host after host, each in rank order (this
