@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -395,6 +396,78 @@ static void test_unaligned_wide(void **state) {
   }
 }
 
+/* ------------------------------------------- stores around the cache */
+
+/* NCCLSIM_STREAM_STORE_BYTES picks, from a collective's footprint, between
+ * results stored through the cache and around it (sim/coll/work.c). Both
+ * paths give the same results: allreduce, reduce-scatter, allgather and
+ * all-to-all of 3 ranks, an odd count (strips and a tail) at an odd byte
+ * offset, with 0 (every collective streams) and with a bound none reaches. */
+static void test_stream_store(void **state) {
+  (void)state;
+  enum { R = 3, C = 3 * 20011 }; /* elements per rank's buffer */
+  static const char *const bound[] = {"0", "1099511627776"};
+  ncclComm_t comms[R];
+  cudaStream_t st[R];
+  unsigned char *sraw[R], *rraw[R];
+  float *h = malloc(C * sizeof *h);
+  assert_non_null(h);
+  assert_int_equal(ncclCommInitAll(comms, R, NULL), ncclSuccess);
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(cudaStreamCreate(&st[r]), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&sraw[r], C * sizeof(float) + 1), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&rraw[r], C * sizeof(float) + 1), cudaSuccess);
+  }
+  for (int b = 0; b < 2; b++) {
+    assert_int_equal(ncclsimParamSet("STREAM_STORE_BYTES", bound[b]), ncclSuccess);
+    for (int kind = 0; kind < 4; kind++) {
+      for (int r = 0; r < R; r++) {
+        for (int i = 0; i < C; i++) h[i] = (float)(1000 * r + i % 977);
+        cudaSetDevice(r);
+        assert_int_equal(cudaMemcpy(sraw[r] + 1, h, C * sizeof *h, cudaMemcpyHostToDevice), cudaSuccess);
+      }
+      assert_int_equal(ncclGroupStart(), ncclSuccess);
+      for (int r = 0; r < R; r++) {
+        void *s = sraw[r] + 1, *d = rraw[r] + 1;
+        ncclResult_t res = kind == 0   ? ncclAllReduce(s, d, C, ncclFloat32, ncclSum, comms[r], st[r])
+                           : kind == 1 ? ncclReduceScatter(s, d, C / R, ncclFloat32, ncclSum, comms[r], st[r])
+                           : kind == 2 ? ncclAllGather(s, d, C / R, ncclFloat32, comms[r], st[r])
+                                       : ncclAlltoAll(s, d, C / R, ncclFloat32, comms[r], st[r]);
+        assert_int_equal(res, ncclSuccess);
+      }
+      assert_int_equal(ncclGroupEnd(), ncclSuccess);
+      for (int r = 0; r < R; r++) {
+        cudaSetDevice(r);
+        assert_int_equal(cudaStreamSynchronize(st[r]), cudaSuccess);
+        int n = kind == 1 ? C / R : C;
+        assert_int_equal(cudaMemcpy(h, rraw[r] + 1, (size_t)n * sizeof *h, cudaMemcpyDeviceToHost), cudaSuccess);
+        for (int i = 0; i < n; i++) {
+          int blk = i / (C / R), at = i % (C / R), src;
+          float want;
+          switch (kind) {
+          case 0: want = (float)(3000 + 3 * (i % 977)); break;
+          case 1: src = r * (C / R) + i; want = (float)(3000 + 3 * (src % 977)); break;
+          case 2: want = (float)(1000 * blk + at % 977); break;
+          default: src = r * (C / R) + at; want = (float)(1000 * blk + src % 977); break;
+          }
+          if (h[i] != want) fail_msg("bound %s, kind %d, rank %d, element %d: %g, want %g", bound[b], kind, r, i,
+                                     (double)h[i], (double)want);
+        }
+      }
+    }
+  }
+  assert_int_equal(ncclsimParamSet("STREAM_STORE_BYTES", NULL), ncclSuccess);
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    cudaFree(sraw[r]);
+    cudaFree(rraw[r]);
+    cudaStreamDestroy(st[r]);
+    assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+  }
+  free(h);
+}
+
 /* ----------------------------------------------------- PreMulSum misuse */
 
 static void test_premulsum_misuse(void **state) {
@@ -439,7 +512,7 @@ int main(void) {
       cmocka_unit_test(test_mismatch),         cmocka_unit_test(test_mismatch_many_ranks),
       cmocka_unit_test(test_timeout),          cmocka_unit_test(test_one_thread_group),
       cmocka_unit_test(test_premulsum_misuse), cmocka_unit_test(test_unaligned_narrow),
-      cmocka_unit_test(test_unaligned_wide),
+      cmocka_unit_test(test_unaligned_wide),   cmocka_unit_test(test_stream_store),
       cmocka_unit_test(test_seq_of_dropped_calls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -171,10 +171,6 @@ typedef struct coll_plan {
   sim_count done; /* jobs done; waiters sleep until it reaches njobs */
 } coll_plan;
 
-/* Results of at least this many bytes per rank are stored around the
- * cache. */
-#define COLL_STREAM_BYTES ((size_t)4 << 20)
-
 /* Cuts a plan whose kind, sizes and ranks are set into jobs, and sets each
  * rank's share. */
 void coll_plan_jobs(coll_plan *p, sim_rv *rv);

@@ -137,6 +137,22 @@ static void run_job(const coll_plan *p, sim_rv *rv, size_t k, unsigned char *tmp
   if (o != outs) sim_free(o);
 }
 
+/* Bytes a collective reads and writes in all, every rank's inputs and
+ * outputs; `total` is the bytes of one rank's result blocks. */
+static uint64_t footprint(const coll_plan *p, size_t total) {
+  uint64_t n = (uint64_t)p->nranks, blk = (uint64_t)p->bcount * p->esize;
+  switch (p->kind) {
+  case C_ALLREDUCE: return 2 * n * blk;
+  case C_REDUCE:
+  case C_BROADCAST: return (n + 1) * blk;
+  case C_REDUCESCATTER: /* n inputs of n blocks, n outputs of one */
+  case C_ALLGATHER:     /* n inputs of one block, n outputs of n */
+    return (n + 1) * n * blk;
+  case C_ALLTOALL: return 2 * n * n * blk;
+  default: return 2 * (uint64_t)total; /* gather, scatter: n blocks in, n out */
+  }
+}
+
 void coll_plan_jobs(coll_plan *p, sim_rv *rv) {
   int n = p->nranks;
   size_t nblocks = 1;
@@ -153,10 +169,14 @@ void coll_plan_jobs(coll_plan *p, sim_rv *rv) {
   size_t total = nblocks * p->bcount * p->esize, bytes = total / (4 * (size_t)n);
   if (bytes < 65536) bytes = 65536;
   if (bytes > 1048576) bytes = 1048576;
-  /* Results past what the caches of this class of machine keep for the
-   * reader anyway are stored around the cache: no read for ownership, a
-   * third less memory traffic for the reductions. */
-  p->stream = total >= COLL_STREAM_BYTES;
+  /* A collective whose bytes (every input and output) outgrow the cache
+   * stores its results around it: no read for ownership, a third less
+   * memory traffic for the reductions, and its inputs stay cached. One that
+   * fits keeps them in cache, where the next reader finds them: streamed,
+   * 2-rank allreduces and reduce-scatters of 4 MiB (16 and 12 MiB in all)
+   * ran at 0.37-0.48 of bench/coll_roofline, kept in cache at 0.55-0.75. */
+  int64_t at = sim_param_int(SIM_P_STREAM_STORE_BYTES);
+  p->stream = footprint(p, total) > (at > 0 ? (uint64_t)at : 0);
   p->slice = bytes / p->esize;
   p->spb = (p->bcount + p->slice - 1) / p->slice;
   p->njobs = nblocks * p->spb;
