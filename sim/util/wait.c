@@ -37,9 +37,16 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t expect, uint64_t ns) {
   syscall(SYS_futex, (uint32_t *)word, futex_op(FUTEX_WAIT), expect, &ts, NULL, 0);
 }
 
+/* A store-buffering pair of fences: the waker's change, fence, read of
+ * `sleepers`; a sleeper's increment of `sleepers`, fence, ready(). One of
+ * the two sees the other's write, so a waker that reads no sleeper needs no
+ * wake and leaves `seq` alone: its read-modify-write took the line from
+ * the other core on every wake, twice per collective per rank. */
 void sim_waitq_wake(sim_waitq *q) {
+  atomic_thread_fence(memory_order_seq_cst);
+  if (!atomic_load(&q->sleepers)) return;
   atomic_fetch_add(&q->seq, 1);
-  if (atomic_load(&q->sleepers)) syscall(SYS_futex, (uint32_t *)&q->seq, futex_op(FUTEX_WAKE), INT_MAX, NULL, NULL, 0);
+  syscall(SYS_futex, (uint32_t *)&q->seq, futex_op(FUTEX_WAKE), INT_MAX, NULL, NULL, 0);
 }
 
 int sim_ncpus(void) {
@@ -86,6 +93,7 @@ int sim_waitq_wait_due(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomi
     /* Announce the sleeper before the last check: a waker that changed the
      * state after our check must see sleepers != 0 or bump seq first. */
     atomic_fetch_add(&q->sleepers, 1);
+    atomic_thread_fence(memory_order_seq_cst); /* see sim_waitq_wake */
     uint32_t seen = atomic_load(&q->seq);
     if (ready(arg)) {
       atomic_fetch_sub(&q->sleepers, 1);
