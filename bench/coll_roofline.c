@@ -23,6 +23,14 @@
  * times, the collective and its add loop back to back, the ratio taken per
  * repeat; lines give the median and min/max over the repeats.
  *
+ * The bare kernel (ncclsim only): the same collective's reads and writes
+ * on the ranks' own buffers, by one plain thread per CPU with a fixed share
+ * each and no synchronisation between passes, timed beside the add loop.
+ * kernel_frac is the roofline time over its time (what this machine gives
+ * the collective's pattern of access: outputs that another core last
+ * read, n inputs and outputs streaming at once); over_kernel is its time
+ * over the collective's (1: the engine costs nothing beyond the kernel).
+ *
  * Small sizes: allreduce of 8 bytes (2 float32) at each rank count, time
  * per call in ns: time_ns on the stream clock, 1000 calls enqueued behind
  * a start gate (a host function on each rank's stream that returns once
@@ -38,6 +46,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +71,7 @@ static size_t max_bytes = (size_t)16 << 20, cur_bytes; /* cur_bytes 0: the ranks
 static coll_t cur_coll;
 static double rank_secs[MAX_RANKS], rank_stream_secs[MAX_RANKS];
 static _Atomic int gate_open; /* the small sizes' start gate (below) */
+static float *k_send[MAX_RANKS], *k_recv[MAX_RANKS]; /* the ranks' buffers, for the bare kernel */
 
 #define CHECK(cond, what) BENCH_CHECK(cond, what, "")
 #define NCHECK(call, what)                                                           \
@@ -111,6 +121,8 @@ static void *rank_main(void *arg) {
   CHECK(cudaMemset(send, 0, buf_bytes) == cudaSuccess && cudaMemset(recv, 0, buf_bytes) == cudaSuccess,
         "cudaMemset");
   CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
+  k_send[rank] = send;
+  k_recv[rank] = recv;
   cudaEvent_t ev[2];
   for (int e = 0; e < 2; e++) CHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
   for (;;) {
@@ -197,6 +209,71 @@ static double all_core_bw(size_t elems, int reps) {
   return 12.0 * (double)elems * reps / (bench_now() - t0);
 }
 
+#ifdef NCCLSIM
+static const bool have_kernel = true;
+#else
+static const bool have_kernel = false; /* the buffers are GPU memory */
+#endif
+
+/* ---- the bare kernel ----
+ * The collective's own reads and writes, on the ranks' buffers, with no
+ * engine: nthreads threads each take a fixed share of the result and run
+ * `reps` passes over it with no synchronisation at all. With ncclsim's
+ * ranks in this process its buffers are host memory. Its time is what the
+ * machine gives this pattern of access (outputs written from another
+ * core's cache, four streams or more at once), which the add loop, each
+ * thread on its own slice of two arrays, does not show. */
+typedef struct {
+  coll_t c;
+  size_t lo, hi, count; /* share of the result in elements; count: elements per block */
+  int reps;
+} kernel_slice;
+
+/* Strips of 16 floats (64 bytes), whose fixed trip counts gcc -O2
+ * vectorises; a share and a block are whole strips (1 KiB per rank and up,
+ * float32). */
+static void *kernel_thread(void *arg) {
+  kernel_slice *k = arg;
+  int n = nranks;
+  for (int rep = 0; rep < k->reps; rep++) {
+    for (size_t i = k->lo; i < k->hi; i += 16) {
+      size_t b = i / k->count, at = i % k->count; /* the block of a reduce-scatter's input, an allgather's output */
+      if (k->c == ALLGATHER) {
+        for (int r = 0; r < n; r++) memcpy(k_recv[r] + i, k_send[b] + at, 64);
+        continue;
+      }
+      float acc[16];
+      memcpy(acc, k_send[0] + i, 64);
+      for (int r = 1; r < n; r++)
+        for (int j = 0; j < 16; j++) acc[j] += k_send[r][i + j];
+      if (k->c == ALLREDUCE)
+        for (int r = 0; r < n; r++) memcpy(k_recv[r] + i, acc, 64);
+      else
+        memcpy(k_recv[b] + at, acc, 64);
+    }
+    __asm__ __volatile__("" ::: "memory");
+  }
+  return NULL;
+}
+
+/* Seconds per pass of the bare kernel of coll at `bytes`. */
+static double bare_kernel(coll_t c, size_t bytes, int reps) {
+  pthread_t th[MAX_THREADS];
+  kernel_slice sl[MAX_THREADS];
+  size_t count = call_count(c, bytes, nranks), total = c == ALLREDUCE ? count : count * (size_t)nranks;
+  double t0 = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) t0 = bench_now();
+    for (int t = 0; t < nthreads; t++) {
+      sl[t] = (kernel_slice){c, total * t / nthreads & ~(size_t)15, total * (t + 1) / nthreads & ~(size_t)15,
+                             count, pass ? reps : 1};
+      CHECK(pthread_create(&th[t], NULL, kernel_thread, &sl[t]) == 0, "pthread_create");
+    }
+    for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+  }
+  return (bench_now() - t0) / reps;
+}
+
 static int clampi(double v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : (int)v; }
 
 /* One collective at one size: `repeats` rounds of the ranks' timing and the
@@ -204,6 +281,7 @@ static int clampi(double v, int lo, int hi) { return v < lo ? lo : v > hi ? hi :
 static void measure(coll_t c, size_t bytes, int repeats) {
   double traffic = min_traffic(c, bytes, nranks);
   double t_coll[MAX_REPEATS], bw[MAX_REPEATS], frac[MAX_REPEATS], us[MAX_REPEATS];
+  double kfrac[MAX_REPEATS], of_kernel[MAX_REPEATS];
   /* About 50 ms of collectives per repeat at 25 GB/s; at most 1000 calls (a GPU's
    * stream holds about that many). */
   iters = bytes < 1024 ? 1000 : clampi(25e9 * 0.05 / traffic, 3, 1000);
@@ -234,6 +312,9 @@ static void measure(coll_t c, size_t bytes, int repeats) {
     if (bytes >= 1024) {
       bw[rep] = all_core_bw(elems, reps);
       frac[rep] = traffic / bw[rep] / t_coll[rep];
+      double tk = have_kernel ? bare_kernel(c, bytes, iters) : 0;
+      kfrac[rep] = tk > 0 ? traffic / bw[rep] / tk : 0;
+      of_kernel[rep] = tk / t_coll[rep];
     }
   }
   char la[64];
@@ -250,12 +331,18 @@ static void measure(coll_t c, size_t bytes, int repeats) {
     return;
   }
   bench_spread y = bench_stats(bw, repeats), z = bench_stats(frac, repeats);
+  bench_spread kf = bench_stats(kfrac, repeats), ok = bench_stats(of_kernel, repeats);
   printf("bench=coll_roofline coll=%s ranks=%d bytes=%zu min_traffic_bytes=%.0f iters=%d repeats=%d "
          "time_us=%.1f time_us_min=%.1f time_us_max=%.1f allcore_gbps=%.2f allcore_gbps_min=%.2f "
          "allcore_gbps_max=%.2f allcore_threads=%d roofline_us=%.1f frac=%.3f frac_min=%.3f frac_max=%.3f "
-         "target_frac_min=0.7 loadavg=%s\n",
+         "target_frac_min=0.7 ",
          coll_names[c], nranks, bytes, traffic, iters, repeats, x.med, x.min, x.max, y.med / 1e9, y.min / 1e9,
-         y.max / 1e9, nthreads, traffic / y.med * 1e6, z.med, z.min, z.max, bench_loadavg(la, sizeof la));
+         y.max / 1e9, nthreads, traffic / y.med * 1e6, z.med, z.min, z.max);
+  if (have_kernel)
+    printf("kernel_frac=%.3f kernel_frac_min=%.3f kernel_frac_max=%.3f over_kernel=%.3f over_kernel_min=%.3f "
+           "over_kernel_max=%.3f ",
+           kf.med, kf.min, kf.max, ok.med, ok.min, ok.max);
+  printf("loadavg=%s\n", bench_loadavg(la, sizeof la));
   fflush(stdout);
 }
 
