@@ -30,7 +30,7 @@ sim_libncclsim_core_la_SOURCES = \
 	sim/net/socket.c sim/net/bootstrap.c sim/net/join.c sim/net/ucx.c sim/net/peer_wait.c sim/net/exchange.c \
 	sim/rma/area.c sim/rma/win_registry.c sim/rma/win_register.c sim/rma/win_pointer.c \
 	sim/rma/buf_register.c sim/rma/signal.c sim/rma/put.c sim/rma/rma_net.c \
-	sim/coll/coll.c sim/coll/coll_net.c sim/coll/work.c sim/coll/reduce.c sim/coll/dtype.c sim/coll/redop.c \
+	sim/coll/coll.c sim/coll/coll_net.c sim/coll/small.c sim/coll/work.c sim/coll/reduce.c sim/coll/dtype.c sim/coll/redop.c \
 	sim/dev/props.c sim/dev/devcomm.c \
 	sim/transport_local.c
 sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include $(JANSSON_CFLAGS) $(UCX_CFLAGS)

@@ -3,7 +3,7 @@
 if BACKEND_SIM
 if HAVE_CMOCKA
 SIM_TESTS = tests/sim_p2p tests/sim_stream tests/sim_timeout tests/sim_rma
-SIM_TESTS += tests/sim_coll tests/sim_dtype tests/sim_fault tests/sim_ft
+SIM_TESTS += tests/sim_coll tests/sim_small tests/sim_dtype tests/sim_fault tests/sim_ft
 SIM_TESTS += tests/sim_scale
 SIM_TESTS += tests/sim_cuda tests/sim_comm tests/sim_util tests/sim_dev
 SIM_TESTS += tests/sim_cuda_api
@@ -56,6 +56,9 @@ tests_sim_cxx_headers_LDADD = sim/libncclsim.la
 tests_sim_coll_SOURCES = tests/sim_coll.c tests/sim_ranks.h
 tests_sim_coll_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_coll_LDADD = $(SIM_TEST_LDADD)
+tests_sim_small_SOURCES = tests/sim_small.c tests/sim_ranks.h
+tests_sim_small_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_small_LDADD = $(SIM_TEST_LDADD)
 tests_sim_dtype_SOURCES = tests/sim_dtype.c
 tests_sim_dtype_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_dtype_LDADD = $(SIM_TEST_LDADD)

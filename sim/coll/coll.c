@@ -59,6 +59,12 @@ static ncclResult_t coll_clique_init(sim_clique *c) {
     sim_free(st);
     return ncclSystemError;
   }
+  if (coll_small_init(st, c->nranks) != ncclSuccess) {
+    sim_free(st->seq);
+    sim_free(st->ops);
+    sim_free(st);
+    return ncclSystemError;
+  }
   sim_mutex_init(&st->lock);
   sim_rv_table_init(&st->rounds);
   c->area[SIM_AREA_COLL] = st;
@@ -75,6 +81,7 @@ static void coll_clique_fini(sim_clique *c) {
       sim_free(o);
     }
   sim_rv_table_fini(&st->rounds);
+  coll_small_fini(st->small);
   pthread_mutex_destroy(&st->lock);
   sim_free(st->seq);
   sim_free(st->ops);
@@ -115,6 +122,12 @@ static void coll_describe(sim_task *base, char *buf, size_t len) {
   int n = describe_call(t, buf, len);
   if (n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " #%llu", (unsigned long long)t->seq);
   sim_rv *rv = t->round;
+  if (n >= 0 && (size_t)n < len && t->small) {
+    snprintf(buf + n, len - (size_t)n, ": waiting for the other ranks' call #%llu (%d of %d posted)",
+             (unsigned long long)t->seq, coll_small_count(coll_state_of(base->comm->clique)->small, t),
+             base->comm->clique->nranks);
+    return;
+  }
   if (n < 0 || (size_t)n >= len || !rv) return;
   coll_plan *p = sim_rv_payload(rv);
   if (!sim_rv_done(rv))
@@ -207,7 +220,12 @@ static void plan(sim_rv *rv, sim_clique *c) {
 
 /* ------------------------------------------------------------- the task */
 
-static coll_state *state_of(sim_clique *c) { return c->area[SIM_AREA_COLL]; }
+static coll_state *state_of(sim_clique *c) { return coll_state_of(c); }
+
+/* The small way's state, where it runs: on one host. Ranks on other hosts
+ * never see this host's parts (nor it theirs), so a communicator across
+ * hosts writes none. */
+static coll_small *small_of(sim_clique *c) { return c->net ? NULL : state_of(c)->small; }
 
 /* Collectives this small (bytes per rank) are run whole by the arrival
  * that completes the round, before it publishes it: the others find the
@@ -228,8 +246,12 @@ static ncclResult_t coll_complete(sim_rv *rv, void *arg) {
   for (int r = 1; r < n; r++) same = same && same_call(task_of(rv, 0), task_of(rv, r));
   if (!same) {
     fail_mismatch(rv);
+    coll_small_fail(small_of(a->c), sim_rv_key(rv));
     return ncclInvalidUsage;
   }
+  /* Small allreduces only compare their calls here (small.c); every rank
+   * made the same call, so all of them run that way. */
+  if (task_of(rv, 0)->small) return ncclSuccess;
   plan(rv, a->c);
   coll_plan *p = sim_rv_payload(rv);
   if (p->bcount * p->esize <= COLL_INLINE_BYTES) coll_work(p, rv, a->rank);
@@ -265,17 +287,47 @@ static ncclResult_t coll_post(sim_task *base) {
     else memcpy(slot.scalar, c->tp->map_peer(c, me, (void *)t->redop.scalar_ptr), sim_dtype_size(t->dt));
   }
   complete_arg a = {c, me};
+  coll_state *st = state_of(c);
+  coll_small *sm = small_of(c);
+  t->small = coll_small_takes(sm, c, t);
+  if (sm) coll_small_post(sm, t); /* its call, for the small ranks to compare */
+  if (t->small) return ncclSuccess;
   sim_rv *rv;
-  SIM_CHECK(sim_rv_arrive(&state_of(c)->rounds, &coll_rv, t->seq, c->nranks, c->nranks, me, 0, &slot, &a, &rv));
+  SIM_CHECK(sim_rv_arrive(&st->rounds, &coll_rv, t->seq, c->nranks, c->nranks, me, 0, &slot, &a, &rv));
   set_round(t, rv);
   return ncclSuccess;
 }
 
-static ncclResult_t coll_wait(sim_task *base, sim_due *due) {
-  coll_task *t = (coll_task *)base;
+void coll_signature(const coll_task *t, coll_sig *out) {
+  memset(out, 0, sizeof *out);
+  out->count = t->count;
+  out->root = kinds[t->kind].rooted ? t->root : -1;
+  out->op_class = (int16_t)(kinds[t->kind].reduces ? t->op_class : -1);
+  out->kind = (uint8_t)t->kind;
+  out->dt = (uint8_t)t->dt;
+}
+
+ncclResult_t coll_arrive_small(sim_clique *c, coll_task *t) {
+  coll_rank slot;
+  memset(&slot, 0, sizeof slot);
+  slot.task = t;
+  complete_arg a = {c, t->base.comm->rank};
+  return sim_rv_arrive(&state_of(c)->rounds, &coll_rv, t->seq, c->nranks, c->nranks, t->base.comm->rank,
+                       SIM_RV_DETACHED, &slot, &a, NULL);
+}
+
+static ncclResult_t wait_round(coll_task *t, sim_due *due) {
+  sim_task *base = &t->base;
   sim_clique *c = base->comm->clique;
   sim_rv_table *rounds = &state_of(c)->rounds;
+  coll_small *sm = small_of(c);
   sim_rv *rv = t->round;
+  int src = sm ? coll_small_write(sm, t, due) : 0; /* its call, if the post could not */
+  if (src != 0) {
+    set_round(t, NULL);
+    if (sim_rv_withdraw(rounds, rv, base->comm->rank)) return src == ETIMEDOUT ? ncclTimeout : ncclRemoteError;
+    set_round(t, rv);
+  }
   if (c->net && coll_net_leader(base->comm)) {
     ncclResult_t nr = coll_net_exchange(t, rounds, rv, due);
     if (nr != ncclSuccess) {
@@ -324,7 +376,24 @@ static ncclResult_t coll_wait(sim_task *base, sim_due *due) {
   return res;
 }
 
-static void coll_release(sim_task *base) { sim_task_free(base); }
+/* The collective has ended for this rank once its wait returns: marked
+ * finished then, not at its release, which comes only when its whole
+ * launch (a group of many) has ended. */
+static ncclResult_t coll_wait(sim_task *base, sim_due *due) {
+  coll_task *t = (coll_task *)base;
+  coll_small *sm = small_of(base->comm->clique);
+  ncclResult_t res = t->small ? coll_small_wait(sm, t, due) : wait_round(t, due);
+  coll_small_finished(sm, base->comm->rank, t->seq);
+  t->finished = true;
+  return res;
+}
+
+/* A task whose post failed is never waited for: finished here. */
+static void coll_release(sim_task *base) {
+  coll_task *t = (coll_task *)base;
+  if (base->has_seq && !t->finished) coll_small_finished(small_of(base->comm->clique), base->comm->rank, t->seq);
+  sim_task_free(base);
+}
 
 /* The sequence number is taken only by a collective sure to launch: one
  * refused or dropped with its group takes none, or every later collective

@@ -96,6 +96,8 @@ ncclResult_t sim_redop_lookup(ncclComm_t comm, ncclRedOp_t op, ncclDataType_t dt
 /* Frees every op of comm (ncclCommDestroy/Abort). */
 void sim_redop_comm_fini(ncclComm_t comm);
 
+typedef struct coll_small coll_small;
+
 /* coll.c: the clique's state; redop.c keeps its per-rank lists in it. */
 typedef struct {
   pthread_mutex_t lock; /* guards ops */
@@ -103,7 +105,10 @@ typedef struct {
   sim_rv_table rounds;   /* one round per collective sequence number */
   _Atomic uint64_t *seq; /* per rank: its next collective's sequence number */
   sim_redop **ops;       /* per rank, under lock */
+  coll_small *small;     /* small allreduces (small.c); NULL: none */
 } coll_state;
+
+static inline coll_state *coll_state_of(sim_clique *c) { return c->area[SIM_AREA_COLL]; }
 
 /* ---- coll.c: a rank's collective call. ---- */
 /* Op class compared across ranks: the built-in op, or PreMulSum. */
@@ -124,7 +129,53 @@ typedef struct coll_task {
   uint64_t seq;
   sim_rv *round; /* while posted */
   struct coll_net *net; /* across hosts, the leader's exchange (coll_net.c) */
+  bool small;           /* run by small.c */
+  bool small_written;   /* its part is written (small.c) */
+  bool finished;        /* told to small.c (coll_small_finished) */
 } coll_task;
+
+/* What the ranks' calls must agree on (coll.c): kind, count, datatype, op
+ * class where the kind reduces, root where it has one (-1 otherwise). */
+typedef struct coll_sig {
+  uint64_t count;
+  int32_t root;
+  int16_t op_class;
+  uint8_t kind, dt;
+} coll_sig;
+void coll_signature(const coll_task *t, coll_sig *out);
+/* coll.c: arrives for t, a small allreduce whose number holds another
+ * call, in that number's rendezvous round, detached: the round compares. */
+ncclResult_t coll_arrive_small(sim_clique *c, coll_task *t);
+
+/* ---- small.c: small allreduces, without the rendezvous table's lock.
+ * At most COLL_SMALL_BYTES per rank, in communicators on one host of at
+ * most NCCLSIM_SMALL_RANKS ranks (never more than COLL_SMALL_RANKS). */
+enum { COLL_SMALL_BYTES = 32, COLL_SMALL_RANKS = 64 };
+/* Sets st->small, or leaves it NULL where the way is not taken (too many
+ * ranks, NCCLSIM_COMM_ORDER=0); ncclSystemError out of memory. */
+ncclResult_t coll_small_init(coll_state *st, int nranks);
+void coll_small_fini(coll_small *sm);
+/* t (its seq committed) runs this way: the same answer on every rank that
+ * makes the same call. */
+bool coll_small_takes(const coll_small *sm, const sim_clique *c, const coll_task *t);
+/* Writes t's part (its call; a small one's input too) if its line is
+ * free: every collective of a communicator with small allreduces does, at
+ * its post (never blocks). */
+void coll_small_post(coll_small *sm, coll_task *t);
+/* Writes t's part if the post could not, once its line is free; 0, or
+ * ETIMEDOUT / ECANCELED. */
+int coll_small_write(coll_small *sm, coll_task *t, sim_due *due);
+/* Writes the part if the post could not, waits for every rank's, and
+ * reduces them into t's output. */
+ncclResult_t coll_small_wait(coll_small *sm, coll_task *t, sim_due *due);
+/* Ranks whose part of t's number is written, t's rank counted if it
+ * wrote its part, even if a timeout withdrew it since (the timeout's
+ * description). */
+int coll_small_count(coll_small *sm, const coll_task *t);
+/* Round seq mismatched: its small waiters end with the comm's error. */
+void coll_small_fail(coll_small *sm, uint64_t seq);
+/* Every collective of `rank`, whichever way it ran, once it ends. */
+void coll_small_finished(coll_small *sm, int rank, uint64_t seq);
 
 /* ---- work.c: a matched collective's plan and jobs. ---- */
 typedef enum {

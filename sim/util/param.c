@@ -118,6 +118,11 @@ static bool parse(sim_param_id id, const char *text, double *out) {
     *out = !strcmp(text, "1");
     return !strcmp(text, "auto") || !strcmp(text, "0") || !strcmp(text, "1");
   }
+  /* auto or a count. */
+  if (id == SIM_P_SMALL_RANKS && !strcmp(text, "auto")) {
+    *out = -1;
+    return true;
+  }
   if (is_gin(id)) {
     int v = gin_value(text);
     if (v < 0) return false;

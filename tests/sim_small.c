@@ -1,0 +1,237 @@
+/* tests/sim_small.c — small allreduces without the rendezvous (sim/coll/
+ * small.c): the same bits as through it, mismatches told as through it,
+ * many in flight at once, and timeouts. NCCLSIM_SMALL_RANKS is set to 8
+ * so that 3 ranks take this way on any machine (auto is the CPU count). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "sim_ranks.h"
+
+enum { N = 3 };
+
+static int setup(void **state) {
+  (void)state;
+  ncclsimParamSet("SMALL_RANKS", "8");
+  ncclsimParamSet("TIMEOUT", "120"); /* a mismatch is told at once, never by a timeout */
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  ncclsimParamSet("SMALL_RANKS", NULL);
+  ncclsimParamSet("TIMEOUT", NULL);
+  return 0;
+}
+
+/* ---------------------------------------------- the same bits either way */
+
+/* Float sums whose result depends on the order of the additions, and the
+ * other ops and types the small way takes, in place and out of place. */
+enum { CASES = 6, ELEMS = 4 };
+static const struct {
+  ncclDataType_t dt;
+  ncclRedOp_t op;
+  size_t esize;
+} cases[CASES] = {{ncclFloat32, ncclSum, 4}, {ncclFloat64, ncclSum, 8}, {ncclFloat32, ncclProd, 4},
+                  {ncclInt8, ncclMax, 1},    {ncclUint64, ncclMin, 8},  {ncclFloat64, ncclAvg, 8}};
+static unsigned char got[2][N][CASES][2][ELEMS * 8]; /* [way][rank][case][in place][bytes] */
+static int way;
+
+static void fill(unsigned char *h, int c, int rank) {
+  for (int i = 0; i < ELEMS; i++) {
+    double v = rank == 0 ? 1e8 + i : rank == 1 ? 1.0 / 3 + i : -1e8 + 0.25 * i;
+    switch (cases[c].dt) {
+    case ncclFloat32: {
+      float f = (float)v;
+      memcpy(h + 4 * i, &f, 4);
+      break;
+    }
+    case ncclFloat64: memcpy(h + 8 * i, &v, 8); break;
+    case ncclInt8: h[i] = (unsigned char)(int8_t)(rank * 50 - 60 + i); break;
+    default: {
+      uint64_t u = (uint64_t)rank * 0x9e3779b97f4a7c15ull + (uint64_t)i;
+      memcpy(h + 8 * i, &u, 8);
+    }
+    }
+  }
+}
+
+static void bits_body(rank_ctx *ctx) {
+  unsigned char *s, *r, h[ELEMS * 8];
+  assert_int_equal(cudaMalloc((void **)&s, sizeof h), cudaSuccess);
+  assert_int_equal(cudaMalloc((void **)&r, sizeof h), cudaSuccess);
+  for (int c = 0; c < CASES; c++)
+    for (int inplace = 0; inplace < 2; inplace++) {
+      fill(h, c, ctx->rank);
+      assert_int_equal(cudaMemcpy(s, h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess);
+      assert_int_equal(ncclAllReduce(s, inplace ? s : r, ELEMS, cases[c].dt, cases[c].op, ctx->comm, 0), ncclSuccess);
+      assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+      assert_int_equal(cudaMemcpy(got[way][ctx->rank][c][inplace], inplace ? s : r, ELEMS * cases[c].esize,
+                                  cudaMemcpyDeviceToHost),
+                       cudaSuccess);
+    }
+  cudaFree(s);
+  cudaFree(r);
+}
+
+static void test_same_bits(void **state) {
+  (void)state;
+  memset(got, 0, sizeof got);
+  for (way = 0; way < 2; way++) {
+    ncclsimParamSet("SMALL_RANKS", way ? "8" : "0");
+    assert_int_equal(run_ranks(N, bits_body, NULL), 0);
+  }
+  ncclsimParamSet("SMALL_RANKS", "8");
+  for (int r = 0; r < N; r++) {
+    assert_memory_equal(got[0][r], got[1][r], sizeof got[0][r]);
+    assert_memory_equal(got[1][r], got[1][0], sizeof got[1][r]); /* every rank the same */
+  }
+  /* Not all zero: the results were copied back. */
+  static const unsigned char zero[sizeof got[1][0]];
+  assert_memory_not_equal(got[1][0], zero, sizeof zero);
+}
+
+/* ---------------------------------------------------------- mismatches */
+
+typedef struct {
+  const char *what;
+  const char *want[2]; /* substrings of every rank's diagnostic */
+} mismatch;
+
+static void mismatch_body(rank_ctx *ctx) {
+  const mismatch *m = ctx->arg;
+  bool odd = ctx->rank == N - 1;
+  float *b;
+  assert_int_equal(cudaMalloc((void **)&b, 64 * sizeof(float)), cudaSuccess);
+  ncclResult_t r;
+  if (!strcmp(m->what, "count")) r = ncclAllReduce(b, b, odd ? 3 : 2, ncclFloat32, ncclSum, ctx->comm, 0);
+  else if (!strcmp(m->what, "op")) r = ncclAllReduce(b, b, 2, ncclFloat32, odd ? ncclMax : ncclSum, ctx->comm, 0);
+  else if (!strcmp(m->what, "large")) r = ncclAllReduce(b, b, odd ? 64 : 2, ncclFloat32, ncclSum, ctx->comm, 0);
+  else if (!strcmp(m->what, "small")) r = ncclAllReduce(b, b, odd ? 2 : 64, ncclFloat32, ncclSum, ctx->comm, 0);
+  else r = odd ? ncclBroadcast(b, b, 2, ncclFloat32, 0, ctx->comm, 0)
+               : ncclAllReduce(b, b, 2, ncclFloat32, ncclSum, ctx->comm, 0);
+  assert_int_equal(r, ncclSuccess);
+  assert_int_not_equal(cudaStreamSynchronize(0), cudaSuccess);
+  ncclResult_t ae = ncclSuccess;
+  assert_int_equal(ncclCommGetAsyncError(ctx->comm, &ae), ncclSuccess);
+  assert_int_equal(ae, ncclInvalidUsage);
+  const char *msg = ncclGetLastError(ctx->comm);
+  print_message("rank %d (%s): %s\n", ctx->rank, m->what, msg);
+  assert_non_null(strstr(msg, "mismatched across ranks"));
+  for (int i = 0; i < 2; i++) assert_non_null(strstr(msg, m->want[i]));
+  cudaFree(b);
+}
+
+/* Rank 2 deviates: between two small calls, a small and a large one (in
+ * both roles) and a small allreduce against a broadcast. */
+static void test_mismatch(void **state) {
+  (void)state;
+  static const mismatch kinds[] = {
+      {"count", {"ranks 0-1 ncclAllReduce(count=2, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=3, ncclFloat32, sum)"}},
+      {"op", {"ranks 0-1 ncclAllReduce(count=2, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=2, ncclFloat32, max)"}},
+      {"large", {"ranks 0-1 ncclAllReduce(count=2, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=64, ncclFloat32, sum)"}},
+      {"small", {"ranks 0-1 ncclAllReduce(count=64, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=2, ncclFloat32, sum)"}},
+      {"kind", {"ranks 0-1 ncclAllReduce(count=2, ncclFloat32, sum)", "rank 2 ncclBroadcast(count=2, ncclFloat32, root=0)"}},
+  };
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    assert_int_equal(run_ranks(N, mismatch_body, (void *)&kinds[i]), 0);
+}
+
+/* ------------------------------------------------------ many in flight */
+
+/* 300 small allreduces in one group, alternating between two streams:
+ * more than the ring's 64 lines, so later ones wait for their line in
+ * their wait (a post never blocks), and the two streams finish them out
+ * of order. Then a large one and small ones again, one by one. */
+enum { MANY = 300 };
+
+static void many_body(rank_ctx *ctx) {
+  int32_t *b;
+  cudaStream_t s[2];
+  for (int i = 0; i < 2; i++) assert_int_equal(cudaStreamCreate(&s[i]), cudaSuccess);
+  assert_int_equal(cudaMalloc((void **)&b, (MANY + 1024) * sizeof *b), cudaSuccess);
+  int32_t h[MANY + 1024];
+  for (int i = 0; i < MANY + 1024; i++) h[i] = ctx->rank * 1000 + i;
+  assert_int_equal(cudaMemcpy(b, h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess);
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  for (int i = 0; i < MANY; i++)
+    assert_int_equal(ncclAllReduce(b + i, b + i, 1, ncclInt32, ncclSum, ctx->comm, s[i % 2]), ncclSuccess);
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  for (int i = 0; i < 2; i++) assert_int_equal(cudaStreamSynchronize(s[i]), cudaSuccess);
+  assert_int_equal(ncclAllReduce(b + MANY, b + MANY, 1024, ncclInt32, ncclSum, ctx->comm, s[0]), ncclSuccess);
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(ncclAllReduce(b + i, b + i, 1, ncclInt32, ncclMax, ctx->comm, s[1]), ncclSuccess);
+  for (int i = 0; i < 2; i++) assert_int_equal(cudaStreamSynchronize(s[i]), cudaSuccess);
+  assert_int_equal(cudaMemcpy(h, b, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int i = 0; i < MANY + 1024; i++) {
+    int32_t want = 3000 + 3 * i; /* the sum of r * 1000 + i; the max of equal sums keeps it */
+    if (h[i] != want) fail_msg("rank %d, element %d: %d, want %d", ctx->rank, i, h[i], want);
+  }
+  cudaFree(b);
+  for (int i = 0; i < 2; i++) cudaStreamDestroy(s[i]);
+}
+
+static void test_many(void **state) {
+  (void)state;
+  assert_int_equal(run_ranks(N, many_body, NULL), 0);
+}
+
+/* ------------------------------------------------------------- timeout */
+
+/* Rank 2 calls only after the others timed out: they fail with
+ * ncclTimeout, saying how many parts are written, and withdraw theirs, so
+ * the late rank times out too rather than taking their inputs. */
+static _Atomic int timed_out;
+
+static void timeout_body(rank_ctx *ctx) {
+  float *b;
+  assert_int_equal(cudaMalloc((void **)&b, 2 * sizeof(float)), cudaSuccess);
+  assert_int_equal(ncclAllReduce(b, b, 2, ncclFloat32, ncclSum, ctx->comm, 0), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+  ncclsimParamSet("TIMEOUT", "0.3");
+  if (ctx->rank == N - 1)
+    for (int i = 0; i < 30000 && atomic_load(&timed_out) < N - 1; i++) {
+      struct timespec ms = {0, 1000 * 1000};
+      nanosleep(&ms, NULL);
+    }
+  assert_int_equal(ncclAllReduce(b, b, 2, ncclFloat32, ncclSum, ctx->comm, 0), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(0), cudaErrorTimeout);
+  ncclResult_t ae;
+  assert_int_equal(ncclCommGetAsyncError(ctx->comm, &ae), ncclSuccess);
+  assert_int_equal(ae, ncclTimeout);
+  const char *msg = ncclGetLastError(ctx->comm);
+  print_message("rank %d: %s\n", ctx->rank, msg);
+  assert_non_null(strstr(msg, "ncclAllReduce(count=2, ncclFloat32, sum)"));
+  if (ctx->rank != N - 1) {
+    /* 2 of 3, or 1 where the other early rank has withdrawn already */
+    assert_true(strstr(msg, "(2 of 3 posted)") || strstr(msg, "(1 of 3 posted)"));
+    atomic_fetch_add(&timed_out, 1);
+  } else {
+    assert_non_null(strstr(msg, "(1 of 3 posted)")); /* its own: the others withdrew theirs */
+  }
+  cudaFree(b);
+}
+
+static void test_timeout(void **state) {
+  (void)state;
+  atomic_store(&timed_out, 0);
+  assert_int_equal(run_ranks(N, timeout_body, NULL), 0);
+  ncclsimParamSet("TIMEOUT", "120");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_same_bits),
+      cmocka_unit_test(test_mismatch),
+      cmocka_unit_test(test_many),
+      cmocka_unit_test(test_timeout),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
