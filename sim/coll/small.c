@@ -52,7 +52,10 @@ _Static_assert(sizeof(coll_part) == 64, "a part is one cache line");
  * rank's own threads write them. */
 typedef struct coll_fin {
   _Alignas(64) _Atomic uint64_t upto;
-  _Atomic uint64_t seen_min; /* the last minimum of every rank's upto this rank read (relaxed: a hint) */
+  /* The last minimum of every rank's upto that a thread of this rank read
+   * (release/acquire: a thread of the rank's other stream that trusts it
+   * is ordered after the finishes it saw). */
+  _Atomic uint64_t seen_min;
   _Atomic uint64_t done[FIN_RING];
 } coll_fin;
 
@@ -120,13 +123,13 @@ static bool slot_free(void *arg) {
   coll_task *t = arg;
   coll_small *sm = coll_state_of(t->base.comm->clique)->small;
   coll_fin *f = &sm->fin[t->base.comm->rank];
-  if (t->seq < atomic_load_explicit(&f->seen_min, memory_order_relaxed) + SMALL_SLOTS) return true;
+  if (t->seq < atomic_load_explicit(&f->seen_min, memory_order_acquire) + SMALL_SLOTS) return true;
   uint64_t m = UINT64_MAX;
   for (int r = 0; r < sm->nranks; r++) {
     uint64_t u = atomic_load_explicit(&sm->fin[r].upto, memory_order_acquire);
     if (u < m) m = u;
   }
-  atomic_store_explicit(&f->seen_min, m, memory_order_relaxed);
+  atomic_store_explicit(&f->seen_min, m, memory_order_release);
   return t->seq < m + SMALL_SLOTS;
 }
 
