@@ -60,6 +60,16 @@ static void mismatch_body(rank_ctx *c) {
     r1 = ncclReduceScatter(b, b, COUNT / N, ncclFloat32, odd ? ncclMax : ncclSum, c->comm, 0);
   } else if (!strcmp(m->what, "root")) {
     r1 = ncclReduce(b, b, COUNT, ncclFloat32, ncclSum, odd ? 2 : 1, c->comm, 0);
+  } else if (!strcmp(m->what, "small count")) { /* small allreduces (sim/coll/small.c) */
+    r1 = ncclAllReduce(b, b, odd ? 3 : 2, ncclFloat32, ncclSum, c->comm, 0);
+  } else if (!strcmp(m->what, "small op")) {
+    r1 = ncclAllReduce(b, b, 2, ncclFloat32, odd ? ncclMax : ncclSum, c->comm, 0);
+  } else if (!strcmp(m->what, "small, large")) {
+    r1 = ncclAllReduce(b, b, odd ? COUNT : 2, ncclFloat32, ncclSum, c->comm, 0);
+  } else if (!strcmp(m->what, "large, small")) {
+    r1 = ncclAllReduce(b, b, odd ? 2 : COUNT, ncclFloat32, ncclSum, c->comm, 0);
+  } else if (!strcmp(m->what, "small kind")) {
+    r1 = odd ? ncclBroadcast(b, b, 2, ncclFloat32, 0, c->comm, 0) : ncclAllReduce(b, b, 2, ncclFloat32, ncclSum, c->comm, 0);
   }
   /* Enqueueing succeeds (the ranks cannot know yet); a second call may see
    * the comm already failed. */
@@ -88,10 +98,22 @@ static void test_mismatch(void **state) {
       {"datatype", {"ranks 0-1 ncclAllReduce(count=64, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=64, ncclInt32, sum)"}},
       {"op", {"ranks 0-1 ncclReduceScatter(count=21, ncclFloat32, sum)", "rank 2 ncclReduceScatter(count=21, ncclFloat32, max)"}},
       {"root", {"ranks 0-1 ncclReduce(count=64, ncclFloat32, sum, root=1)", "rank 2 ncclReduce(count=64, ncclFloat32, sum, root=2)"}},
+      /* Small allreduces, which skip the rendezvous unless the calls
+       * differ: between two small calls, a small and a large one in both
+       * roles, and a small allreduce against a broadcast. */
+      {"small count", {"ranks 0-1 ncclAllReduce(count=2, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=3, ncclFloat32, sum)"}},
+      {"small op", {"ranks 0-1 ncclAllReduce(count=2, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=2, ncclFloat32, max)"}},
+      {"small, large", {"ranks 0-1 ncclAllReduce(count=2, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=64, ncclFloat32, sum)"}},
+      {"large, small", {"ranks 0-1 ncclAllReduce(count=64, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=2, ncclFloat32, sum)"}},
+      {"small kind", {"ranks 0-1 ncclAllReduce(count=2, ncclFloat32, sum)", "rank 2 ncclBroadcast(count=2, ncclFloat32, root=0)"}},
   };
   ncclsimParamSet("TIMEOUT", "120");
+  /* Small allreduces in the 3-rank communicators on any machine (auto is
+   * the CPU count): every mismatch above also crosses small.c's parts. */
+  ncclsimParamSet("SMALL_RANKS", "8");
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
     assert_int_equal(run_ranks(N, mismatch_body, (void *)&kinds[i]), 0);
+  ncclsimParamSet("SMALL_RANKS", NULL);
   ncclsimParamSet("TIMEOUT", NULL);
 }
 

@@ -249,8 +249,9 @@ static ncclResult_t coll_complete(sim_rv *rv, void *arg) {
     coll_small_fail(small_of(a->c), sim_rv_key(rv));
     return ncclInvalidUsage;
   }
-  /* Small allreduces only compare their calls here (small.c); every rank
-   * made the same call, so all of them run that way. */
+  /* A small allreduce arrives only when it found another call at its
+   * number (small.c), so the calls differ; were they the same, there is
+   * nothing to run here. */
   if (task_of(rv, 0)->small) return ncclSuccess;
   plan(rv, a->c);
   coll_plan *p = sim_rv_payload(rv);
