@@ -12,7 +12,8 @@
 #                                ranks, time_ns / mpi_peer allreduce8 time_ns
 #   procs_put_signal_over_mpi    bench/procs_bw put_signal half_rtt_ns / pingpong
 #   procs_sendrecv_over_mpi      procs_bw sendrecv8 half_rtt_ns / pingpong
-#   procs_allreduce8_over_mpi    procs_bw allreduce8 time_ns / mpi allreduce8
+#   procs_allreduce8_over_mpi    procs_bw allreduce8 time_ns (stream clock,
+#                                behind a start gate) / mpi allreduce8
 #   threads_put_signal_over_bare, threads_sendrecv_over_bare,
 #   procs_put_signal_over_bare   each program's own ratio to the bare
 #                                two-thread (two-process) handoff of its run

@@ -22,8 +22,11 @@
  *  sendrecv8  ncclSend -> ncclRecv ping-pong of 8 bytes between the same
  *             two processes, in the same run as put_signal; same peer.
  *  allreduce8 ncclAllReduce of 8 bytes (two float32) between two
- *             processes, time per call (1000 calls, then a synchronise);
- *             bench/latency-vs-mpi.sh sets it beside MPI_Allreduce.
+ *             processes, time per call: time_ns on the stream clock,
+ *             1000 calls behind a start gate (as bench/coll_roofline times
+ *             the threads'); host_time_ns on the host clock, 1000 calls
+ *             then a synchronise. bench/latency-vs-mpi.sh sets time_ns
+ *             beside MPI_Allreduce.
  *  allreduce  float32 sum, out of place, `bytes` per rank, at each process
  *             count (2 and 4): busbw = algbw * 2(n-1)/n, algbw from the
  *             slowest rank; peer: the machine's all-core streaming bandwidth,
@@ -94,6 +97,8 @@ typedef struct {
   double secs[MAX_PROCS]; /* this repeat, per rank */
   double t_stream[2], t_gated[2], t_bare; /* this repeat, rank 0: per half round trip (put_signal, sendrecv) */
   double t_small;                         /* this repeat: the slowest rank's 8-byte allreduce, per call */
+  double small_host[MAX_PROCS];           /* this repeat, per rank: the same on the host clock */
+  _Atomic int small_gate;                 /* the 8-byte allreduces' start gate (below) */
   _Atomic uint32_t turn, sleepers;  /* the bare ping-pong */
 } shared_box;
 
@@ -454,11 +459,27 @@ static void signal_parent(void) {
 #define SMALL_ITERS 1000
 static double small_secs[MAX_REPEATS];
 
+static double small_host_ns[MAX_REPEATS];
+
+/* A host function on each rank's stream that returns once rank 0 opens
+ * the gate, which it does when both ranks have enqueued their calls. */
+static void small_gate_fn(void *arg) {
+  (void)arg;
+  while (!atomic_load(&box->small_gate)) usleep(20);
+}
+
+/* Per repeat, each rank times its calls twice: on the host clock (the
+ * enqueues and a synchronise, which compete with the stream workers for
+ * the CPUs), and on the stream clock behind a start gate (events around
+ * the calls), as bench/coll_roofline times the threads' 8-byte allreduce:
+ * time_ns is the latter, comparable with the threads' figure. */
 static void small_child(void) {
   ncclComm_t comm = join(&box->id);
   cudaStream_t s;
+  cudaEvent_t ev[2];
   float *buf;
   CCHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
+  for (int e = 0; e < 2; e++) CCHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
   CCHECK(cudaMalloc((void **)&buf, 64) == cudaSuccess, "cudaMalloc");
   CCHECK(cudaMemset(buf, 0, 64) == cudaSuccess, "cudaMemset");
   for (int rep = -1; rep < repeats; rep++) { /* rep -1: warm-up (the first connects) */
@@ -466,9 +487,22 @@ static void small_child(void) {
     double t0 = bench_now();
     for (int i = 0; i < SMALL_ITERS; i++) NCHECK(ncclAllReduce(buf, buf + 8, 2, ncclFloat32, ncclSum, comm, s), comm);
     SYNC(s, comm);
-    box->secs[my_rank] = (bench_now() - t0) / SMALL_ITERS;
+    box->small_host[my_rank] = (bench_now() - t0) / SMALL_ITERS;
+    CCHECK(cudaLaunchHostFunc(s, small_gate_fn, NULL) == cudaSuccess, "cudaLaunchHostFunc");
+    CCHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
+    for (int i = 0; i < SMALL_ITERS; i++) NCHECK(ncclAllReduce(buf, buf + 8, 2, ncclFloat32, ncclSum, comm, s), comm);
+    CCHECK(cudaEventRecord(ev[1], s) == cudaSuccess, "cudaEventRecord");
+    bar_ranks(); /* both enqueued */
+    if (my_rank == 0) atomic_store(&box->small_gate, 1);
+    SYNC(s, comm);
+    float ms = 0;
+    CCHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
+    box->secs[my_rank] = ms * 1e-3 / SMALL_ITERS;
+    bar_ranks(); /* both past the gate */
+    if (my_rank == 0) atomic_store(&box->small_gate, 0);
     bar_all(); /* the parent reads the times */
   }
+  for (int e = 0; e < 2; e++) cudaEventDestroy(ev[e]);
   cudaFree(buf);
   cudaStreamDestroy(s);
   NCHECK(ncclCommDestroy(comm), NULL);
@@ -478,10 +512,12 @@ static void small_parent(void) {
   for (int rep = -1; rep < repeats; rep++) {
     bar_all();
     bar_all();
-    double slowest = 0;
-    for (int r = 0; r < nprocs; r++)
+    double slowest = 0, host = 0;
+    for (int r = 0; r < nprocs; r++) {
       if (box->secs[r] > slowest) slowest = box->secs[r];
-    if (rep >= 0) small_secs[rep] = slowest;
+      if (box->small_host[r] > host) host = box->small_host[r];
+    }
+    if (rep >= 0) small_secs[rep] = slowest, small_host_ns[rep] = host * 1e9;
   }
 }
 
@@ -650,6 +686,9 @@ int main(int argc, char **argv) {
   STATS3(x, small_secs[i_] * 1e9);
   printf("bench=procs_bw backend=ncclsim test=allreduce8 procs=2 bytes=8 iters=%d repeats=%d ", SMALL_ITERS, repeats);
   printf(MMM("time_ns", x, "%.0f"));
+  printf(" ");
+  STATS3(x, small_host_ns[i_]);
+  printf(MMM("host_time_ns", x, "%.0f"));
   printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
   fflush(stdout);
 
