@@ -71,6 +71,16 @@ int sim_waitq_wait(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomic in
   return sim_waitq_wait_due(q, ready, arg, cancel, &d);
 }
 
+/* Polls with a pause (25 ns here) before the first yield: 16, about the
+ * time a handoff between two running threads takes. With more runnable
+ * threads than CPUs, the thread a waiter waits for is often not running,
+ * and every pause past that only delays the yield that lets it run: 8-byte
+ * allreduces (bench/coll_roofline, 14 alternating runs on 2 CPUs) took
+ * 3.1-5.0 us at 4 ranks and 9.7-14.9 us at 8 with 16, 4.3-10.6 and
+ * 16.9-25.0 us with 64; at 2 ranks 245-306 ns either way (2.2-2.4 us
+ * against 3.5-4.3 us in runs where both workers shared a CPU). */
+enum { PAUSES = 16 };
+
 static void spin(sim_ready_fn ready, void *arg, bool *done) {
   int64_t spins = sim_param_int(SIM_P_SPIN);
   for (int64_t i = 0; i < spins; i++) {
@@ -78,7 +88,7 @@ static void spin(sim_ready_fn ready, void *arg, bool *done) {
       *done = true;
       return;
     }
-    if (i < 64) sim_cpu_relax();
+    if (i < PAUSES) sim_cpu_relax();
     else sched_yield();
   }
   *done = false;
