@@ -235,12 +235,11 @@ typedef struct sim_due {
 static inline sim_due sim_due_at(uint64_t deadline_ns) { return (sim_due){deadline_ns ? deadline_ns : 1}; }
 uint64_t sim_due_ns(sim_due *d);
 void sim_waitq_wake(sim_waitq *q);
-/* The wake for a state changed by a sequentially consistent atomic
- * read-modify-write that every ready() of q's waiters reads with a
- * sequentially consistent load: a waiter announces itself (a sequentially
- * consistent increment of `sleepers`) before its last ready(), so a waker
- * that reads no sleeper after its change needs no wake, and skips the
- * read-modify-write of `seq`. */
+/* sim_waitq_wake without its fence, for a state changed by a sequentially
+ * consistent atomic read-modify-write that every ready() of q's waiters
+ * reads with a sequentially consistent load: that change already orders
+ * the waker's read of `sleepers` after it, as the fence does for any
+ * other change (util/wait.c). */
 static inline void sim_waitq_wake_sleepers(sim_waitq *q) {
   if (atomic_load(&q->sleepers)) sim_waitq_wake(q);
 }

@@ -53,13 +53,7 @@ static ncclResult_t coll_clique_init(sim_clique *c) {
   st->nranks = c->nranks;
   st->seq = sim_calloc((size_t)c->nranks, sizeof *st->seq);
   st->ops = sim_calloc((size_t)c->nranks, sizeof *st->ops);
-  if (!st->seq || !st->ops) {
-    sim_free(st->seq);
-    sim_free(st->ops);
-    sim_free(st);
-    return ncclSystemError;
-  }
-  if (coll_small_init(st, c->nranks) != ncclSuccess) {
+  if (!st->seq || !st->ops || coll_small_init(st, c->nranks) != ncclSuccess) {
     sim_free(st->seq);
     sim_free(st->ops);
     sim_free(st);
@@ -290,7 +284,7 @@ static ncclResult_t coll_post(sim_task *base) {
   complete_arg a = {c, me};
   coll_state *st = state_of(c);
   coll_small *sm = small_of(c);
-  t->small = coll_small_takes(sm, c, t);
+  t->small = coll_small_takes(sm, t);
   if (sm) coll_small_post(sm, t); /* its call, for the small ranks to compare */
   if (t->small) return ncclSuccess;
   sim_rv *rv;

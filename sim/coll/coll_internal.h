@@ -155,9 +155,10 @@ enum { COLL_SMALL_BYTES = 32, COLL_SMALL_RANKS = 64 };
  * ranks, NCCLSIM_COMM_ORDER=0); ncclSystemError out of memory. */
 ncclResult_t coll_small_init(coll_state *st, int nranks);
 void coll_small_fini(coll_small *sm);
-/* t (its seq committed) runs this way: the same answer on every rank that
- * makes the same call. */
-bool coll_small_takes(const coll_small *sm, const sim_clique *c, const coll_task *t);
+/* t (its seq committed) runs this way, sm being its communicator's small
+ * state on this host (NULL across hosts): the same answer on every rank
+ * that makes the same call. */
+bool coll_small_takes(const coll_small *sm, const coll_task *t);
 /* Writes t's part (its call; a small one's input too) if its line is
  * free: every collective of a communicator with small allreduces does, at
  * its post (never blocks). */

@@ -103,8 +103,8 @@ void coll_small_fini(coll_small *sm) {
   sim_free(sm);
 }
 
-bool coll_small_takes(const coll_small *sm, const sim_clique *c, const coll_task *t) {
-  if (!sm || c->net || t->kind != C_ALLREDUCE || t->count * sim_dtype_size(t->dt) > COLL_SMALL_BYTES) return false;
+bool coll_small_takes(const coll_small *sm, const coll_task *t) {
+  if (!sm || t->kind != C_ALLREDUCE || t->count * sim_dtype_size(t->dt) > COLL_SMALL_BYTES) return false;
   red_kind k = coll_red_kind(t->op_class, t->dt);
   /* The kinds the fused kernels reduce, so that sim_reduce_fused takes
    * them all (sim/coll/reduce.c); PreMulSum and integer averages go the

@@ -101,7 +101,8 @@ int sim_waitq_wait_due(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomi
   uint64_t deadline_ns = sim_due_ns(due);
   for (;;) {
     /* Announce the sleeper before the last check: a waker that changed the
-     * state after our check must see sleepers != 0 or bump seq first. */
+     * state after our check sees sleepers != 0 (the fences below and in
+     * sim_waitq_wake), and bumps seq before it wakes. */
     atomic_fetch_add(&q->sleepers, 1);
     atomic_thread_fence(memory_order_seq_cst); /* see sim_waitq_wake */
     uint32_t seen = atomic_load(&q->seq);
