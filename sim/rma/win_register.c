@@ -65,7 +65,8 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
   int n = st->nranks;
   ncclResult_t status = ncclSuccess;
   const sim_net_map *m = c->net;
-  rma_cwin *cw = sim_calloc(1, sizeof *cw);
+  rma_cwin *cw = sim_aligned_alloc(64, sizeof *cw);
+  if (cw) memset(cw, 0, sizeof *cw);
   /* pointers and sizes in one block, freed with ptr (rma_cwin_unref) */
   void **ptrs = sim_calloc((size_t)n, sizeof *ptrs + sizeof(size_t));
   if (cw && m && !(cw->key = sim_calloc((size_t)n, sizeof *cw->key))) sim_free(ptrs), ptrs = NULL;
