@@ -222,6 +222,17 @@ typedef struct sim_waitq_line {
 typedef bool (*sim_ready_fn)(void *arg);
 
 uint64_t sim_now_ns(void);
+/* A cheap timestamp (util/ticks.c): the CPU's time-stamp counter where the
+ * kernel's clock runs on it, else sim_now_ns(); sim_ticks_per_ns()
+ * converts. For stamps on every operation, not for deadlines. */
+extern bool sim_tsc;
+static inline uint64_t sim_ticks(void) {
+#if defined(__x86_64__)
+  if (sim_tsc) return __builtin_ia32_rdtsc();
+#endif
+  return sim_now_ns();
+}
+double sim_ticks_per_ns(void);
 /* now + NCCLSIM_TIMEOUT */
 uint64_t sim_deadline(void);
 /* A deadline NCCLSIM_TIMEOUT after the moment it is first needed: a wait
@@ -747,6 +758,7 @@ struct sim_task {
   uint64_t seq;
   uint32_t seq_span; /* a ncclWaitSignal: the signals it consumes, seq the last */
   uint64_t trace_slot; /* managed by the machinery (UINT64_MAX: not begun) */
+  uint64_t trace_end;  /* its end in sim_ticks(), not yet recorded (0: not ended) */
   /* Set by the machinery: posted only once comm->order_done reaches it
    * (0: at once), and order_blocked while it waits (the timeout dump). */
   uint64_t order_after;
@@ -831,10 +843,14 @@ ncclResult_t sim_check_buffer(ncclComm_t comm, const void *buf, size_t count, nc
 ncclResult_t sim_trace_clique_init(sim_clique *c);
 void sim_trace_clique_fini(sim_clique *c);
 /* The host thread launches t (enqueue); a stream worker starts it (before
- * post) and ends it (after wait, or when it was not run). */
+ * post) and ends it (after wait, or when it was not run). The end only
+ * takes the time: it is recorded when the task is released (close), which
+ * its stream does after it has started the next operation, so that what a
+ * peer waits for (a put's signal, a send) does not wait for the record. */
 void sim_trace_enqueue(sim_task *t);
 void sim_trace_begin(sim_task *t);
 void sim_trace_end(sim_task *t);
+void sim_trace_close(sim_task *t);
 /* A worker's begin takes the time of its last end, which it follows at
  * once (one clock read per operation, not two), unless the worker called
  * this in between: before it waits for work, and before it runs an op

@@ -34,6 +34,7 @@ void sim_task_free(sim_task *t) { sim_stream_op_free(t); }
 
 void sim_task_done(sim_task *t) {
   ncclComm_t comm = t->comm;
+  sim_trace_close(t);
   t->ops->release(t);
   /* Teardown waits for the count to reach 0, then takes the comm's lock
    * once before it frees the comm: the last task drops it and wakes the

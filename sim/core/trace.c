@@ -50,7 +50,7 @@ enum { WAIT_FLOWS_MAX = 256 };
 typedef struct {
   const char *name; /* static: sim_task_ops.name */
   const void *stream;
-  uint64_t t0, t1; /* t1 == 0: still running */
+  uint64_t t0, t1; /* sim_ticks(); t1 == 0: still running */
   uint64_t seq, id; /* id: the slot's number, to tell a reused slot */
   uint32_t span;    /* a wait: the signals it consumes, seq the last */
   size_t bytes;
@@ -123,7 +123,7 @@ static bool ring_lock_within(rank_ring *rg, uint64_t ns) {
  * job (util/shm.c), since any of them may create or free a clique. */
 typedef struct {
   pthread_mutex_t lock;
-  uint64_t t_base; /* first clique's creation in the job: time 0 of every file */
+  uint64_t t_base; /* first clique's creation in the job, in sim_ticks(): time 0 of every file */
   trace_clique head;
 } trace_registry;
 static void registry_init(void *p) {
@@ -222,7 +222,7 @@ ncclResult_t sim_trace_clique_init(sim_clique *c) {
     }
   }
   sim_mutex_lock(&reg_lock);
-  if (!t_base) t_base = sim_now_ns();
+  if (!t_base) t_base = sim_ticks();
   tc->next = &reg_head;
   tc->prev = reg_head.prev;
   tc->prev->next = tc;
@@ -332,7 +332,7 @@ void sim_trace_enqueue(sim_task *t) {
   trace_ev e;
   memset(&e, 0, sizeof e);
   fill_rec(&e.r, t);
-  e.r.t0 = e.r.t1 = sim_now_ns();
+  e.r.t0 = e.r.t1 = sim_ticks();
   e.key = tc->key;
   e.rank = t->comm->rank;
   e.nranks = tc->nranks;
@@ -348,7 +348,7 @@ void sim_trace_idle(void) { last_end = 0; }
 void sim_trace_begin(sim_task *t) {
   trace_clique *tc = t->comm->clique->trace;
   if (!tc) return;
-  uint64_t now = last_end ? last_end : sim_now_ns();
+  uint64_t now = last_end ? last_end : sim_ticks();
   last_end = 0;
   t->trace_slot = now; /* the start, for the timeline */
   if (!tc->cap) return;
@@ -372,8 +372,14 @@ void sim_trace_end(sim_task *t) {
     last_end = 0;
     sim_trace_begin(t);
   }
-  uint64_t now = sim_now_ns(), t0 = now;
-  last_end = now;
+  t->trace_end = last_end = sim_ticks();
+}
+
+void sim_trace_close(sim_task *t) {
+  trace_clique *tc = t->comm->clique->trace;
+  if (!tc || !t->trace_end) return;
+  uint64_t now = t->trace_end, t0 = now;
+  t->trace_end = 0;
   if (tc->cap) {
     rank_ring *rg = &tc->ring[t->comm->rank];
     ring_lock(rg);
@@ -428,7 +434,9 @@ typedef struct {
   const void *stream;
 } track;
 
-static double us(uint64_t ns) { return ns > t_base ? (double)(ns - t_base) / 1000.0 : 0.0; }
+/* sim_ticks() per ns, for us(): set as a file is written (under reg_lock). */
+static double tick_ns = 1.0;
+static double us(uint64_t ticks) { return ticks > t_base ? (double)(ticks - t_base) / tick_ns / 1000.0 : 0.0; }
 
 static const char *result_name(int r) {
   return r < 0 ? "in progress" : r == ncclSuccess ? "ncclSuccess" : ncclGetErrorString((ncclResult_t)r);
@@ -492,6 +500,7 @@ static int write_events(const char *path, ev_iter *it, const char *why) {
   size_t nkeys = 0, ntracks = 0, ckeys = 0, ctracks = 0;
   writer w = {fopen(path, "w"), true};
   if (!w.f) return -1;
+  tick_ns = sim_ticks_per_ns();
   fputs("{\"displayTimeUnit\":\"ns\",", w.f);
   if (why) {
     json_t *o = json_pack("{s:s}", "why", why);
@@ -537,7 +546,7 @@ static int write_events(const char *path, ev_iter *it, const char *why) {
                          "t", "pid", (int)p, "tid", tid, "ts", ts));
       continue;
     }
-    uint64_t t1 = e->r.t1 ? e->r.t1 : sim_now_ns();
+    uint64_t t1 = e->r.t1 ? e->r.t1 : sim_ticks();
     json_t *args = json_pack("{s:I, s:s}", "bytes", (json_int_t)e->r.bytes, "result", result_name(e->r.result));
     if (args && (e->r.flags & F_PEER)) json_object_set_new(args, "peer", json_integer(e->r.peer));
     if (args && (e->r.flags & F_SEQ)) json_object_set_new(args, "seq", json_integer((json_int_t)e->r.seq));
