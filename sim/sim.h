@@ -853,9 +853,9 @@ void sim_trace_end(sim_task *t);
 void sim_trace_close(sim_task *t);
 /* A worker's begin takes the time of its last end, which it follows at
  * once (one clock read per operation, not two), unless the worker called
- * this in between: before it waits for work, and before it runs an op
- * that is not a launch (a copy, an event wait), whose time is not its
- * next operation's. */
+ * this in between: when it found nothing queued behind the op that ended,
+ * and before it runs an op that is not a launch (a copy, an event wait),
+ * whose time is not its next operation's. */
 void sim_trace_idle(void);
 /* Flight recorder: writes every live clique's rings to NCCLSIM_TRACE_DUMP,
  * once per clique c and incident (c may be NULL: always). Returns the

@@ -6,13 +6,15 @@
  * its receive, each put to the wait that consumes it, and rank 0's
  * collective to the others'; a mismatched
  * collective leaves a dump, named in the diagnostic, whose last event on
- * every rank is that collective.
+ * every rank is that collective; times are in microseconds (the stamps
+ * are the CPU's counter, util/ticks.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -206,10 +208,76 @@ static void test_flight_mismatch(void **state) {
   unlink(path);
 }
 
+/* Rank 0 waits for a signal that rank 1 sends 100 ms later; rank 0 times
+ * the wait on the host clock, from before its enqueue to the end of its
+ * synchronize, which the traced wait lies inside. A first signal sets up
+ * the connection, whose first use blocks the host (core/connect.c). */
+enum { DELAY_US = 100000 };
+static double host_wait_us;
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static void delayed_signal(rank_ctx *c) {
+  if (c->rank == 0) {
+    ncclWaitSignalDesc_t d = {1, 1, 0, 0};
+    assert_int_equal(ncclWaitSignal(1, &d, c->comm, 0), ncclSuccess);
+    assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+    double t0 = now_us();
+    assert_int_equal(ncclWaitSignal(1, &d, c->comm, 0), ncclSuccess);
+    assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+    host_wait_us = now_us() - t0;
+  } else {
+    assert_int_equal(ncclSignal(0, 0, 0, 0, c->comm, 0), ncclSuccess);
+    assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+    usleep(DELAY_US);
+    assert_int_equal(ncclSignal(0, 0, 0, 0, c->comm, 0), ncclSuccess);
+    assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+  }
+}
+
+/* The second wait's duration in the file is at least the delay and at
+ * most what the host measured around it: a stamp converted at the wrong
+ * rate (the counter ran at 2.6 per ns where this was written) would fail
+ * one side. */
+static void test_times_us(void **state) {
+  (void)state;
+  snprintf(path, sizeof path, "/tmp/ncclsim-test-trace-us-%d.json", (int)getpid());
+  assert_int_equal(ncclsimParamSet("TRACE", path), ncclSuccess);
+  assert_int_equal(run_ranks(2, delayed_signal, NULL), 0);
+  assert_int_equal(ncclsimParamSet("TRACE", NULL), ncclSuccess);
+  assert_int_equal(sim_trace_flush(), 0);
+  json_t *root = load(path);
+  json_t *evs = json_object_get(root, "traceEvents"), *e;
+  double dur = -1, ts = -1, enq[2] = {-1, -1};
+  int waits = 0;
+  size_t i;
+  json_array_foreach(evs, i, e) {
+    if (strcmp(str(e, "name"), "ncclWaitSignal") != 0) continue;
+    if (!strcmp(str(e, "ph"), "i") && waits < 2) enq[waits++] = json_real_value(json_object_get(e, "ts"));
+    if (!strcmp(str(e, "ph"), "X") && num(json_object_get(e, "args"), "seq") == 2) {
+      dur = json_real_value(json_object_get(e, "dur"));
+      ts = json_real_value(json_object_get(e, "ts"));
+    }
+  }
+  json_decref(root);
+  unlink(path);
+  if (dur < DELAY_US * 0.9 || dur > host_wait_us + 1000)
+    fail_msg("the second wait lasted %.0f us in the trace, %.0f us on the host clock (signal sent after %d us)", dur,
+             host_wait_us, DELAY_US);
+  /* It starts after its enqueue: its worker was idle in between, so its
+   * start is not the end of the first wait. */
+  if (ts < enq[1]) fail_msg("the second wait starts at %.3f us, before its enqueue at %.3f us", ts, enq[1]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_timeline),
       cmocka_unit_test(test_flight_mismatch),
+      cmocka_unit_test(test_times_us),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -211,7 +211,10 @@ static void *worker_main(void *arg) {
   cudaSetDevice(s->device);
   for (;;) {
     if (prev && atomic_load_explicit(&s->enqueued, memory_order_acquire) - sim_count_get(&s->completed) <= 1) {
-      /* Nothing queued behind it: retire it now, then wait. */
+      /* Nothing queued behind it: retire it now, then wait. The next
+       * operation does not follow it at once, even if it is enqueued
+       * before we look again (as the retire lets a synchronize return). */
+      sim_trace_idle();
       unpublish(s);
       retire(s, prev);
       prev = NULL;
