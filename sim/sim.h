@@ -758,6 +758,7 @@ struct sim_task {
   uint64_t seq;
   uint32_t seq_span; /* a ncclWaitSignal: the signals it consumes, seq the last */
   uint64_t trace_slot; /* managed by the machinery (UINT64_MAX: not begun) */
+  size_t trace_pos;    /* its record's index in the ring */
   uint64_t trace_end;  /* its end in sim_ticks(), not yet recorded (0: not ended) */
   /* Set by the machinery: posted only once comm->order_done reaches it
    * (0: at once), and order_blocked while it waits (the timeout dump). */
