@@ -102,6 +102,11 @@ if BACKEND_SIM
 check_PROGRAMS += tests/sim_param_dump
 TESTS += tests/readme-params.sh
 endif
+# libncclsim.so loads with dlopen: no STATIC_TLS flag (tests/dlopen-tls.sh).
+if BACKEND_SIM
+TESTS += tests/dlopen-tls.sh
+endif
+EXTRA_DIST += tests/dlopen-tls.sh
 tests_sim_param_dump_SOURCES = tests/sim_param_dump.c
 tests_sim_param_dump_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
 tests_sim_param_dump_LDADD = sim/libncclsim.la

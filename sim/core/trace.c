@@ -341,11 +341,13 @@ void sim_trace_enqueue(sim_task *t) {
   full_append(tc, &e);
 }
 
-/* The worker's last end, for its next begin (0: read the clock). Three
- * reads or writes an operation: the initial-exec model reaches it without
- * a call to __tls_get_addr (8 bytes of the static TLS that glibc keeps for
- * libraries loaded later, should this one be). */
-static _Thread_local uint64_t last_end __attribute__((tls_model("initial-exec")));
+/* The worker's last end, for its next begin (0: read the clock). Not in
+ * the initial-exec TLS model, though it would save three calls to
+ * __tls_get_addr an operation: one such variable marks the library
+ * STATIC_TLS, and its whole TLS (3 KiB) no longer fits the reserve glibc
+ * keeps for libraries loaded with dlopen (Python's ctypes failed with
+ * "cannot allocate memory in static TLS block"; tests/dlopen-tls.sh). */
+static _Thread_local uint64_t last_end;
 
 void sim_trace_idle(void) { last_end = 0; }
 
