@@ -16,6 +16,8 @@
  * Output: `key=value` lines, one per (rank count, size), then a summary.
  * Usage: allreduce_bw [max_bytes [rank counts, e.g. 2,4,8]]
  */
+#include "config.h" /* _GNU_SOURCE, for bench_pin (bench.h) */
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

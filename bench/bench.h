@@ -4,9 +4,32 @@
 #ifndef N4C_BENCH_H_
 #define N4C_BENCH_H_
 
+#include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+/* Pins the calling thread to the i-th CPU it may run on, keeping its
+ * mask in *old for bench_unpin. For the bare handoffs, the floor a
+ * benchmark compares with: left to the scheduler, the two sides shared
+ * one CPU in about half the runs on the 2-CPU CI machine, and the floor
+ * read 400 ns instead of 40 (Open MPI binds its ranks to cores the same
+ * way). False, and nothing changed, with fewer than two CPUs. */
+static inline bool bench_pin(int i, cpu_set_t *old) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof *old, old) != 0 || CPU_COUNT(old) < 2) return false;
+  int k = i % CPU_COUNT(old), n = 0;
+  for (int c = 0; c < CPU_SETSIZE; c++) {
+    if (!CPU_ISSET(c, old) || n++ != k) continue;
+    CPU_ZERO(&set);
+    CPU_SET(c, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0;
+  }
+  return false;
+}
+
+static inline void bench_unpin(const cpu_set_t *old) { sched_setaffinity(0, sizeof *old, old); }
 
 /* Seconds on CLOCK_MONOTONIC. */
 static inline double bench_now(void) {

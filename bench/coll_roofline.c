@@ -44,6 +44,8 @@
  *   defaults: 1048576 16777216 2,4,8 5 (sizes go up by 4x); max_bytes 0:
  *   the 8-byte allreduce alone
  */
+#include "config.h" /* _GNU_SOURCE, for bench_pin (bench.h) */
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -17,6 +17,8 @@
  * Usage: hosts_bw RANK IDFILE [bytes [pingpong_iters [repeats]]]
  *        (defaults 67108864 2000 5); rank 0 writes IDFILE, rank 1 reads it.
  */
+#include "config.h" /* _GNU_SOURCE, for bench_pin (bench.h) */
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

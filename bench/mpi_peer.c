@@ -19,6 +19,8 @@
  *        (defaults 67108864 10000 7); -np 4 for allreduce at 4 processes.
  *        As root: mpirun --allow-run-as-root --oversubscribe ...
  */
+#include "config.h" /* _GNU_SOURCE, for bench_pin (bench.h) */
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

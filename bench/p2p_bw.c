@@ -15,6 +15,8 @@
  * Output: `key=value` lines, one per measurement, then a summary line.
  * Usage: p2p_bw [max_bytes]
  */
+#include "config.h" /* _GNU_SOURCE, for bench_pin (bench.h) */
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

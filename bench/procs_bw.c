@@ -15,10 +15,10 @@
  *             ping-pong a counter in MAP_SHARED memory with atomics,
  *             spinning (pause, then sched_yield, as NCCLSIM_SPIN) and then
  *             sleeping on a shared futex, as ncclsim's own waiters do.
- *             On a 2-core machine the bare figure is bimodal: tens of ns
- *             when the two processes spin on cores of their own, 1-2 us
- *             when they share one (each handoff a sched_yield), so read
- *             its spread.
+ *             Each process pins itself to a CPU of its own for the bare
+ *             handoff (bench_pin; bare_pinned=0 when it could not):
+ *             left to the scheduler, the figure was bimodal on 2 CPUs,
+ *             tens of ns on CPUs of their own, 0.4-2 us sharing one.
  *  sendrecv8  ncclSend -> ncclRecv ping-pong of 8 bytes between the same
  *             two processes, in the same run as put_signal; same peer.
  *  allreduce8 ncclAllReduce of 8 bytes (two float32) between two
@@ -44,6 +44,8 @@
  * Usage: procs_bw [bytes [pingpong_iters [repeats [allreduce process counts]]]]
  *        defaults: 67108864 10000 7 2,4. Quick: procs_bw 1048576 2000 3 2,4
  */
+#include "config.h" /* _GNU_SOURCE, for bench_pin (bench.h) */
+
 #include <nccl.h>
 
 #ifndef NCCLSIM
@@ -100,6 +102,7 @@ typedef struct {
   double small_host[MAX_PROCS];           /* this repeat, per rank: the same on the host clock */
   _Atomic int small_gate;                 /* the 8-byte allreduces' start gate (below) */
   _Atomic uint32_t turn, sleepers;  /* the bare ping-pong */
+  _Atomic int bare_unpinned;        /* a rank could not pin itself for it */
 } shared_box;
 
 static shared_box *box;
@@ -388,6 +391,9 @@ static void bare_pass(void) {
 static void bare(int n) {
   uint32_t me = (uint32_t)my_rank;
   double t0 = 0;
+  cpu_set_t old;
+  bool pinned = bench_pin((int)me, &old);
+  if (!pinned) atomic_store(&box->bare_unpinned, 1);
   for (int i = 0; i < n; i++) {
     if (me == 0 && i == 1) t0 = bench_now();
     bare_wait(2 * (uint32_t)i + me);
@@ -397,6 +403,7 @@ static void bare(int n) {
     bare_wait(2 * (uint32_t)n);
     box->t_bare = (bench_now() - t0) / (2.0 * (n - 1));
   }
+  if (pinned) bench_unpin(&old); /* the ranks' own work runs where the scheduler puts it */
 }
 
 static void signal_child(void) {
@@ -671,7 +678,7 @@ int main(int argc, char **argv) {
     printf("bench=procs_bw backend=ncclsim test=%s procs=2 payload_bytes=8 iters=%d chunk_iters=%d repeats=%d ",
            t ? "sendrecv8" : "put_signal", pp_iters, chunk_iters, repeats);
     printf(MMM("half_rtt_ns", x, "%.0f"));
-    printf(" ");
+    printf(" bare_pinned=%d ", !atomic_load(&box->bare_unpinned));
     printf(MMM("bare_half_rtt_ns", y, "%.0f"));
     printf(" ");
     printf(MMM("over_bare", z, "%.2f"));

@@ -5,7 +5,8 @@
  *   sendrecv    ncclSend -> ncclRecv ping-pong of 8 bytes
  *   bare        two threads ping-pong over one shared atomic that spins,
  *               then sleeps on a futex (the floor for any thread-to-thread
- *               handoff)
+ *               handoff), each pinned to a CPU of its own (bench_pin;
+ *               bare_pinned=0 when it could not be)
  *
  * Rank 0 gives to rank 1 and takes its answer; rank 1 takes, then gives
  * back. The iterations are enqueued on each rank's stream ahead of a start
@@ -235,8 +236,12 @@ static void bare_pass(void) {
   if (atomic_load(&sleepers)) syscall(SYS_futex, (uint32_t *)&turn, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+static _Atomic int bare_pinned = 1;
+
 static void *bare_thread(void *arg) {
   uint32_t me = (uint32_t)(intptr_t)arg;
+  cpu_set_t old;
+  if (!bench_pin((int)me, &old)) atomic_store(&bare_pinned, 0);
   for (int i = 0; i < iters; i++) {
     bare_wait(2 * (uint32_t)i + me);
     bare_pass();
@@ -307,8 +312,8 @@ int main(int argc, char **argv) {
     printf("bench=signal_latency test=%s iters=%d repeats=%d chunk_iters=%d payload_bytes=8 ", test_names[t], iters,
            repeats, chunk_iters);
     printf(MMM("half_rtt_ns", x, "%.0f"));
-    printf(" bare_half_rtt_ns=%.0f bare_half_rtt_ns_min=%.0f bare_half_rtt_ns_max=%.0f ", y.med * 1e9, y.min * 1e9,
-           y.max * 1e9);
+    printf(" bare_half_rtt_ns=%.0f bare_half_rtt_ns_min=%.0f bare_half_rtt_ns_max=%.0f bare_pinned=%d ", y.med * 1e9,
+           y.min * 1e9, y.max * 1e9, atomic_load(&bare_pinned));
     printf(MMM("ratio", z, "%.2f"));
     printf(" target_ratio_max=2 ");
     printf(MMM("gated_half_rtt_ns", w, "%.0f"));
