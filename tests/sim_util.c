@@ -2,8 +2,9 @@
  * tests/sim_util.c — ncclsim's utilities: logging (NCCLSIM_DEBUG levels,
  * the NCCLSIM_DEBUG_SUBSYS mask, the line format, the last-warning text
  * behind ncclGetLastError), parameters (environment, ncclsimParamSet
- * overrides and their validation, ncclsimParamGet, ncclsimParamDump), and
- * the allocation hook (ncclsimAllocFailAfter and the sim_* allocators).
+ * overrides and their validation, ncclsimParamGet, ncclsimParamDump),
+ * the allocation hook (ncclsimAllocFailAfter and the sim_* allocators),
+ * and the flight recorder's clock (sim_ticks).
  *
  * The log configuration is two parameters, NCCLSIM_DEBUG and
  * NCCLSIM_DEBUG_SUBSYS, read from the environment once and cached. The
@@ -635,8 +636,34 @@ static void test_alloc_edge_sizes(void **state) {
 #endif
 }
 
+/* The flight recorder's clock (util/ticks.c): a 20 ms sleep measures the
+ * same on it, converted with sim_ticks_per_ns, as on CLOCK_MONOTONIC
+ * around it, within 2% (the rate comes from readings milliseconds to
+ * seconds apart); with the time-stamp counter off (as where the kernel's
+ * clock does not run on it) the stamps are ns, at a rate of 1. */
+static void test_ticks(void **state) {
+  (void)state;
+  bool had = sim_tsc;
+  for (int pass = 0; pass < 2; pass++) {
+    sim_tsc = pass == 0 && had;
+    uint64_t t0 = sim_ticks(), n0 = sim_now_ns();
+    usleep(20000);
+    uint64_t t1 = sim_ticks(), n1 = sim_now_ns();
+    double rate = sim_ticks_per_ns();
+    if (!sim_tsc) assert_true(rate == 1.0);
+    double ms = (double)(t1 - t0) / rate / 1e6, host_ms = (double)(n1 - n0) / 1e6;
+    if (host_ms < 19 || ms < host_ms * 0.98 - 0.1 || ms > host_ms * 1.02 + 0.1) {
+      sim_tsc = had;
+      fail_msg("counter %s: %.3f ms on the stamps (%.4f per ns), %.3f ms on CLOCK_MONOTONIC", pass ? "off" : "on",
+               ms, rate, host_ms);
+    }
+  }
+  sim_tsc = had;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ticks),
       cmocka_unit_test(test_log_warn),
       cmocka_unit_test(test_log_info),
       cmocka_unit_test(test_log_trace_subsys),
