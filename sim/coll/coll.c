@@ -302,13 +302,14 @@ void coll_signature(const coll_task *t, coll_sig *out) {
   out->dt = (uint8_t)t->dt;
 }
 
+/* The detached arrival of a rank elsewhere, with only the task: the round
+ * compares the calls and runs nothing (coll_complete). */
 ncclResult_t coll_arrive_small(sim_clique *c, coll_task *t) {
   coll_rank slot;
   memset(&slot, 0, sizeof slot);
   slot.task = t;
-  complete_arg a = {c, t->base.comm->rank};
-  return sim_rv_arrive(&state_of(c)->rounds, &coll_rv, t->seq, c->nranks, c->nranks, t->base.comm->rank,
-                       SIM_RV_DETACHED, &slot, &a, NULL);
+  int me = t->base.comm->rank;
+  return coll_arrive_remote(c, t->seq, me, &slot, me);
 }
 
 static ncclResult_t wait_round(coll_task *t, sim_due *due) {
