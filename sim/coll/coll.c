@@ -214,12 +214,10 @@ static void plan(sim_rv *rv, sim_clique *c) {
 
 /* ------------------------------------------------------------- the task */
 
-static coll_state *state_of(sim_clique *c) { return coll_state_of(c); }
-
 /* The small way's state, where it runs: on one host. Ranks on other hosts
  * never see this host's parts (nor it theirs), so a communicator across
  * hosts writes none. */
-static coll_small *small_of(sim_clique *c) { return c->net ? NULL : state_of(c)->small; }
+static coll_small *small_of(sim_clique *c) { return c->net ? NULL : coll_state_of(c)->small; }
 
 /* Collectives this small (bytes per rank) are run whole by the arrival
  * that completes the round, before it publishes it: the others find the
@@ -260,8 +258,8 @@ const char *coll_kind_name(int kind) { return kinds[kind].name; }
 
 ncclResult_t coll_arrive_remote(sim_clique *c, uint64_t seq, int rank, const coll_rank *slot, int me) {
   complete_arg a = {c, me};
-  return sim_rv_arrive(&state_of(c)->rounds, &coll_rv, seq, c->nranks, c->nranks, rank, SIM_RV_DETACHED, slot, &a,
-                       NULL);
+  return sim_rv_arrive(&coll_state_of(c)->rounds, &coll_rv, seq, c->nranks, c->nranks, rank, SIM_RV_DETACHED, slot,
+                       &a, NULL);
 }
 
 /* Arrives with the rank's slot: its task, its buffers mapped for the
@@ -282,7 +280,7 @@ static ncclResult_t coll_post(sim_task *base) {
     else memcpy(slot.scalar, c->tp->map_peer(c, me, (void *)t->redop.scalar_ptr), sim_dtype_size(t->dt));
   }
   complete_arg a = {c, me};
-  coll_state *st = state_of(c);
+  coll_state *st = coll_state_of(c);
   coll_small *sm = small_of(c);
   t->small = coll_small_takes(sm, t);
   if (sm) coll_small_post(sm, t); /* its call, for the small ranks to compare */
@@ -315,7 +313,7 @@ ncclResult_t coll_arrive_small(sim_clique *c, coll_task *t) {
 static ncclResult_t wait_round(coll_task *t, sim_due *due) {
   sim_task *base = &t->base;
   sim_clique *c = base->comm->clique;
-  sim_rv_table *rounds = &state_of(c)->rounds;
+  sim_rv_table *rounds = &coll_state_of(c)->rounds;
   coll_small *sm = small_of(c);
   sim_rv *rv = t->round;
   int src = sm ? coll_small_write(sm, t, due) : 0; /* its call, if the post could not */
@@ -396,7 +394,7 @@ static void coll_release(sim_task *base) {
  * of the rank would meet its peers' previous one. */
 static void coll_commit(sim_task *base) {
   coll_task *t = (coll_task *)base;
-  t->seq = atomic_fetch_add(&state_of(base->comm->clique)->seq[base->comm->rank], 1);
+  t->seq = atomic_fetch_add(&coll_state_of(base->comm->clique)->seq[base->comm->rank], 1);
   base->seq = t->seq;
   base->has_seq = true;
 }
@@ -407,7 +405,7 @@ static void coll_commit(sim_task *base) {
 static int coll_awaits(sim_task *base, sim_rank_ref *out, int max) {
   coll_task *t = (coll_task *)base;
   sim_clique *c = base->comm->clique;
-  coll_state *st = state_of(c);
+  coll_state *st = coll_state_of(c);
   int n = 0;
   if (c->net) return -1; /* the calls of ranks on other hosts are not known here */
   for (int r = 0; r < c->nranks; r++)
