@@ -98,12 +98,10 @@ tests_sim_dev_LDADD = $(SIM_TEST_LDADD)
 
 # README.md's NCCLSIM_* table against the simulator's parameters, through
 # ncclsimParamDump (the script reads README.md from $(srcdir)).
+# libncclsim.so loads with dlopen: no STATIC_TLS flag (tests/dlopen-tls.sh).
 if BACKEND_SIM
 check_PROGRAMS += tests/sim_param_dump
 TESTS += tests/readme-params.sh
-endif
-# libncclsim.so loads with dlopen: no STATIC_TLS flag (tests/dlopen-tls.sh).
-if BACKEND_SIM
 TESTS += tests/dlopen-tls.sh
 endif
 EXTRA_DIST += tests/dlopen-tls.sh
