@@ -214,6 +214,7 @@ static void test_flight_mismatch(void **state) {
  * the connection, whose first use blocks the host (core/connect.c). */
 enum { DELAY_US = 100000 };
 static double host_wait_us;
+static double host_sig[4]; /* rank 1: before and after each of its two ncclSignal calls */
 
 static double now_us(void) {
   struct timespec ts;
@@ -231,18 +232,26 @@ static void delayed_signal(rank_ctx *c) {
     assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
     host_wait_us = now_us() - t0;
   } else {
+    host_sig[0] = now_us();
     assert_int_equal(ncclSignal(0, 0, 0, 0, c->comm, 0), ncclSuccess);
+    host_sig[1] = now_us();
     assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
     usleep(DELAY_US);
+    host_sig[2] = now_us();
     assert_int_equal(ncclSignal(0, 0, 0, 0, c->comm, 0), ncclSuccess);
+    host_sig[3] = now_us();
     assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
   }
 }
 
-/* The second wait's duration in the file is at least the delay and at
- * most what the host measured around it: a stamp converted at the wrong
- * rate (the counter ran at 2.6 per ns where this was written) would fail
- * one side. */
+/* Times in the file against the host's clock, each a bound that holds
+ * however late a thread runs: the two signals' enqueues are as far apart
+ * as the host saw between the calls (at least the 100 ms sleep, at most
+ * from before the first call to after the second), and the second wait
+ * lasts no longer than rank 0 measured around it. A stamp converted at
+ * the wrong rate (the counter ran at 2.6 per ns where this was written)
+ * fails the first. (Rank 0 may start its wait after rank 1 started to
+ * sleep, so the wait itself can be shorter than the sleep.) */
 static void test_times_us(void **state) {
   (void)state;
   snprintf(path, sizeof path, "/tmp/ncclsim-test-trace-us-%d.json", (int)getpid());
@@ -252,10 +261,12 @@ static void test_times_us(void **state) {
   assert_int_equal(sim_trace_flush(), 0);
   json_t *root = load(path);
   json_t *evs = json_object_get(root, "traceEvents"), *e;
-  double dur = -1, ts = -1, enq[2] = {-1, -1};
-  int waits = 0;
+  double dur = -1, ts = -1, enq[2] = {-1, -1}, sig[2] = {-1, -1};
+  int waits = 0, sigs = 0;
   size_t i;
   json_array_foreach(evs, i, e) {
+    if (!strcmp(str(e, "name"), "ncclSignal") && !strcmp(str(e, "ph"), "i") && sigs < 2)
+      sig[sigs++] = json_real_value(json_object_get(e, "ts"));
     if (strcmp(str(e, "name"), "ncclWaitSignal") != 0) continue;
     if (!strcmp(str(e, "ph"), "i") && waits < 2) enq[waits++] = json_real_value(json_object_get(e, "ts"));
     if (!strcmp(str(e, "ph"), "X") && num(json_object_get(e, "args"), "seq") == 2) {
@@ -265,9 +276,12 @@ static void test_times_us(void **state) {
   }
   json_decref(root);
   unlink(path);
-  if (dur < DELAY_US * 0.9 || dur > host_wait_us + 1000)
-    fail_msg("the second wait lasted %.0f us in the trace, %.0f us on the host clock (signal sent after %d us)", dur,
-             host_wait_us, DELAY_US);
+  double apart = sig[1] - sig[0];
+  if (sigs != 2 || apart < host_sig[2] - host_sig[1] || apart > host_sig[3] - host_sig[0])
+    fail_msg("the signals' enqueues are %.0f us apart in the trace; the host saw %.0f to %.0f us", apart,
+             host_sig[2] - host_sig[1], host_sig[3] - host_sig[0]);
+  if (dur < 0 || dur > host_wait_us + 1000)
+    fail_msg("the second wait lasted %.0f us in the trace, %.0f us on the host clock", dur, host_wait_us);
   /* It starts after its enqueue: its worker was idle in between, so its
    * start is not the end of the first wait. */
   if (ts < enq[1]) fail_msg("the second wait starts at %.3f us, before its enqueue at %.3f us", ts, enq[1]);
