@@ -304,7 +304,7 @@ static ncclResult_t boot_step(ncclComm_t comm, bool block) {
   comm->boot = NULL;
   if (res == ncclSuccess) {
     int expected = m->host_size[m->my_host];
-    sim_ucx_connect(m); /* so that a host that dies is seen (sim/net/ucx.c) */
+    sim_ucx_connect(m, comm->boot_deadline); /* so that a host that dies is seen (sim/net/ucx.c) */
     if (m->nhosts == 1) { /* every rank is here: an ordinary communicator */
       sim_net_map_free(m);
       m = NULL;

@@ -457,9 +457,30 @@ void sim_ucx_cancel(sim_ucx_op *op) {
 
 const char *sim_ucx_status_text(const sim_ucx_op *op) { return fn.ucs_status_string((ucs_status_t)op->status); }
 
-void sim_ucx_connect(const sim_net_map *m) {
+void sim_ucx_connect(const sim_net_map *m, uint64_t deadline_ns) {
+  bool any = false;
   for (int r = 0; r < m->nranks; r++)
-    if (m->host[r] != m->my_host) (void)ep_of(m, r);
+    if (m->host[r] != m->my_host) any |= ep_of(m, r) != NULL;
+  if (!any) return;
+  /* A flush of the worker ends once every endpoint is wired up. UCX 1.13
+   * can abort (assertions in tcp_iface.c and wireup_ep.c) when a peer dies
+   * while the wireup of its endpoint is still in flight; wired up now,
+   * while every process is in this init, a peer that dies later fails an
+   * endpoint that is connected, which UCX handles. */
+  _Atomic int done = 0;
+  ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+                           .cb.send = flush_done,
+                           .user_data = (void *)&done};
+  void *req = fn.ucp_worker_flush_nbx(ux.worker, &p);
+  if (!UCS_PTR_IS_PTR(req)) return;
+  while (!atomic_load_explicit(&done, memory_order_acquire) && sim_now_ns() < deadline_ns) {
+    bool failed = false;
+    for (int r = 0; r < m->nranks && !failed; r++)
+      failed = m->host[r] != m->my_host && sim_ucx_peer_failed(m, r);
+    if (failed) break;
+    if (!fn.ucp_worker_progress(ux.worker)) sim_ucx_sleep(1000);
+  }
+  fn.ucp_request_free(req);
 }
 
 const char *sim_ucx_peer_failed(const sim_net_map *m, int peer) {
@@ -502,7 +523,7 @@ ncclResult_t sim_ucx_test(sim_ucx_op *op, bool *progressed) { (void)op, (void)pr
 void sim_ucx_sleep(unsigned max_us) { (void)max_us; }
 void sim_ucx_cancel(sim_ucx_op *op) { (void)op; }
 const char *sim_ucx_status_text(const sim_ucx_op *op) { (void)op; return "no UCX"; }
-void sim_ucx_connect(const sim_net_map *m) { (void)m; }
+void sim_ucx_connect(const sim_net_map *m, uint64_t deadline_ns) { (void)m, (void)deadline_ns; }
 ncclResult_t sim_ucx_mem_map(void *p, size_t bytes, void **memh, sim_ucx_rkey *rkey) {
   (void)p, (void)bytes, (void)rkey;
   *memh = NULL;
