@@ -17,6 +17,9 @@
 #   threads_put_signal_over_bare, threads_sendrecv_over_bare,
 #   procs_put_signal_over_bare   each program's own ratio to the bare
 #                                two-thread (two-process) handoff of its run
+#   threads_put_signal_over_bare_put  signal_latency's ratio to its bare
+#                                put_signal (8 bytes and a signal between two
+#                                pinned threads: the floor with no engine)
 # Targets: every *_over_mpi below 1 (send/recv: at most 1), *_over_bare at
 # most 2. Each program's figure is itself the median of its repeats.
 #
@@ -100,7 +103,8 @@ function ratio(name, a, b, r) { if (((a, r) in v) && ((b, r) in v)) v[name, r] =
   if (r > R) R = r
   t = val("test")
   if ($3 ~ /^bench=signal_latency/) {
-    if (t == "put_signal") { put("t_ps", r, val("half_rtt_ns")); put("t_ps_bare", r, val("ratio")); put("bare_t", r, val("bare_half_rtt_ns")) }
+    if (t == "put_signal") { put("t_ps", r, val("half_rtt_ns")); put("t_ps_bare", r, val("ratio")); put("bare_t", r, val("bare_half_rtt_ns"))
+                             put("t_ps_bput", r, val("over_bare_put")); put("bare_put_t", r, val("bare_put_half_rtt_ns")) }
     if (t == "sendrecv") { put("t_sr", r, val("half_rtt_ns")); put("t_sr_bare", r, val("ratio")) }
   } else if ($3 ~ /^bench=coll_roofline/ && val("bytes") == "8" && val("ranks") == "2") {
     put("t_ar", r, val("time_ns"))
@@ -120,11 +124,12 @@ END {
     printf "bench=latency_vs_mpi round=%d threads_put_signal_over_mpi=%.3f threads_sendrecv_over_mpi=%.3f threads_allreduce8_over_mpi=%.3f procs_put_signal_over_mpi=%.3f procs_sendrecv_over_mpi=%.3f procs_allreduce8_over_mpi=%.3f\n",
       r, v["t_ps_mpi", r], v["t_sr_mpi", r], v["t_ar_mpi", r], v["p_ps_mpi", r], v["p_sr_mpi", r], v["p_ar_mpi", r]
   }
-  n = split("t_ps_mpi t_sr_mpi t_ar_mpi p_ps_mpi p_sr_mpi p_ar_mpi t_ps_bare t_sr_bare p_ps_bare t_ps t_sr t_ar p_ps p_sr p_ar m_pp m_ar bare_t bare_p", names, " ")
+  n = split("t_ps_mpi t_sr_mpi t_ar_mpi p_ps_mpi p_sr_mpi p_ar_mpi t_ps_bare t_sr_bare p_ps_bare t_ps t_sr t_ar p_ps p_sr p_ar m_pp m_ar bare_t bare_p t_ps_bput bare_put_t", names, " ")
   split("threads_put_signal_over_mpi threads_sendrecv_over_mpi threads_allreduce8_over_mpi procs_put_signal_over_mpi " \
         "procs_sendrecv_over_mpi procs_allreduce8_over_mpi threads_put_signal_over_bare threads_sendrecv_over_bare " \
         "procs_put_signal_over_bare threads_put_signal_ns threads_sendrecv_ns threads_allreduce8_ns procs_put_signal_ns " \
-        "procs_sendrecv_ns procs_allreduce8_ns mpi_pingpong_ns mpi_allreduce8_ns threads_bare_ns procs_bare_ns", keys, " ")
+        "procs_sendrecv_ns procs_allreduce8_ns mpi_pingpong_ns mpi_allreduce8_ns threads_bare_ns procs_bare_ns " \
+        "threads_put_signal_over_bare_put threads_bare_put_ns", keys, " ")
   line = sprintf("bench=latency_vs_mpi summary rounds=%d", R)
   for (i = 1; i <= n; i++) {
     split(stats(names[i]), s, " ")

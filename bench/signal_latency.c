@@ -7,14 +7,20 @@
  *               then sleeps on a futex (the floor for any thread-to-thread
  *               handoff), each pinned to a CPU of its own (bench_pin;
  *               bare_pinned=0 when it could not be)
+ *   bare_put    the same two threads, each giving what a put_signal gives:
+ *               8 bytes stored into the peer's buffer, then an atomic add
+ *               to the peer's own signal counter, which the peer waits on
+ *               before it reads the bytes (two cache lines cross per half
+ *               round trip, against bare's one): the floor for put_signal
+ *               with no engine at all
  *
  * Rank 0 gives to rank 1 and takes its answer; rank 1 takes, then gives
  * back. The iterations are enqueued on each rank's stream ahead of a start
  * gate, a chunk at a time, so the stream workers do the ping-pong.
  * Reported per test: the half round trip in ns, and its ratio to the bare
- * one (target <= 2), each the median and min/max over `repeats` repeats; a
- * repeat runs both tests and the bare ping-pong back to back, and the
- * ratio is taken within it.
+ * one (target <= 2) and to bare_put, each the median and min/max over
+ * `repeats` repeats; a repeat runs both tests and the bare ping-pongs back
+ * to back, and the ratios are taken within it.
  *
  * Output: key=value lines. Usage: signal_latency [iterations [repeats]]
  * (defaults 100000 5)
@@ -72,7 +78,7 @@ static const char *const test_names[] = {"put_signal", "sendrecv"};
 /* Per test and repeat, rank 0's figures: per half round trip on the
  * stream clock and on the host clock (gate included), per enqueue. */
 static double t_stream[NTESTS][MAX_REPEATS], t_gated[NTESTS][MAX_REPEATS], t_enqueue[NTESTS][MAX_REPEATS];
-static double t_bare[MAX_REPEATS];
+static double t_bare[MAX_REPEATS], t_bare_put[MAX_REPEATS];
 
 /* Iterations per chunk. A stream holds a bounded number of pending CUDA
  * operations (CUDA 13: 1022; ncclsim: NCCLSIM_STREAM_DEPTH), and the next
@@ -209,49 +215,78 @@ static void *nccl_rank(void *arg) {
   return NULL;
 }
 
-/* ---- the bare ping-pong: turn is even for thread 0, odd for thread 1 ---- */
-static _Atomic uint32_t turn;
-static _Atomic uint32_t sleepers;
+/* ---- the bare ping-pongs ----
+ * bare: one word, `turn`, even for thread 0 and odd for thread 1.
+ * bare_put: each thread's own signal word and 8-byte buffer, each on a
+ * cache line of its own, as a window's bytes and a signal counter are. */
+typedef struct {
+  _Alignas(64) _Atomic uint32_t word;
+  _Atomic uint32_t sleepers;
+} bare_flag;
+static bare_flag turn, sig[2];
+static struct {
+  _Alignas(64) uint64_t bytes;
+} put_buf[2];
+static bool bare_put_mode;
 
-static void bare_wait(uint32_t want) {
+static void bare_wait(bare_flag *f, uint32_t want) {
   for (int i = 0; i < 2000; i++) { /* as NCCLSIM_SPIN: pause, then yield */
-    if (atomic_load_explicit(&turn, memory_order_acquire) == want) return;
+    if (atomic_load_explicit(&f->word, memory_order_acquire) == want) return;
     if (i < 64) __builtin_ia32_pause();
     else sched_yield();
   }
   for (;;) {
-    atomic_fetch_add(&sleepers, 1);
-    uint32_t seen = atomic_load(&turn);
+    atomic_fetch_add(&f->sleepers, 1);
+    uint32_t seen = atomic_load(&f->word);
     if (seen == want) {
-      atomic_fetch_sub(&sleepers, 1);
+      atomic_fetch_sub(&f->sleepers, 1);
       return;
     }
-    syscall(SYS_futex, (uint32_t *)&turn, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
-    atomic_fetch_sub(&sleepers, 1);
+    syscall(SYS_futex, (uint32_t *)&f->word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+    atomic_fetch_sub(&f->sleepers, 1);
   }
 }
 
-static void bare_pass(void) {
-  atomic_fetch_add_explicit(&turn, 1, memory_order_release);
-  if (atomic_load(&sleepers)) syscall(SYS_futex, (uint32_t *)&turn, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+static void bare_pass(bare_flag *f) {
+  atomic_fetch_add_explicit(&f->word, 1, memory_order_release);
+  if (atomic_load(&f->sleepers)) syscall(SYS_futex, (uint32_t *)&f->word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 static _Atomic int bare_pinned = 1;
+static _Atomic long bare_put_bad; /* bytes that did not arrive as put */
 
 static void *bare_thread(void *arg) {
-  uint32_t me = (uint32_t)(intptr_t)arg;
+  uint32_t me = (uint32_t)(intptr_t)arg, peer = 1 - me;
   cpu_set_t old;
   if (!bench_pin((int)me, &old)) atomic_store(&bare_pinned, 0);
+  long bad = 0;
   for (int i = 0; i < iters; i++) {
-    bare_wait(2 * (uint32_t)i + me);
-    bare_pass();
+    if (!bare_put_mode) {
+      bare_wait(&turn, 2 * (uint32_t)i + me);
+      bare_pass(&turn);
+      continue;
+    }
+    /* Thread 0 gives first; each gives the count of puts it received + 1. */
+    if (me == 1) {
+      bare_wait(&sig[me], (uint32_t)i + 1);
+      bad += put_buf[me].bytes != 2 * (uint64_t)i + 1;
+    }
+    put_buf[peer].bytes = 2 * (uint64_t)i + 1 + me;
+    bare_pass(&sig[peer]);
+    if (me == 0) {
+      bare_wait(&sig[me], (uint32_t)i + 1);
+      bad += put_buf[me].bytes != 2 * (uint64_t)i + 2;
+    }
   }
+  atomic_fetch_add(&bare_put_bad, bad);
   return NULL;
 }
 
-static double bare(void) {
+static double bare(bool put) {
   pthread_t th[2];
-  atomic_store(&turn, 0);
+  bare_put_mode = put;
+  atomic_store(&turn.word, 0);
+  for (int r = 0; r < 2; r++) atomic_store(&sig[r].word, 0);
   double t0 = bench_now();
   for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, bare_thread, (void *)(intptr_t)r);
   for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
@@ -289,17 +324,19 @@ int main(int argc, char **argv) {
   for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, nccl_rank, (void *)(intptr_t)r);
   for (int rep = 0; rep < repeats; rep++) {
     pthread_barrier_wait(&bar_main); /* the ranks have run this repeat */
-    t_bare[rep] = bare();
+    t_bare[rep] = bare(false);
+    t_bare_put[rep] = bare(true);
     pthread_barrier_wait(&bar_main);
   }
   for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
 
+  CHECK(atomic_load(&bare_put_bad) == 0, "bare_put: the bytes arrived with their signal");
   char la[64];
   double v[MAX_REPEATS];
-  bench_spread y = bench_stats(t_bare, repeats);
+  bench_spread y = bench_stats(t_bare, repeats), yp = bench_stats(t_bare_put, repeats);
   /* put_signal last: bench/trace-cost.sh reads its figures from it. */
   for (int t = NTESTS - 1; t >= 0; t--) {
-    bench_spread x, z, w, e;
+    bench_spread x, z, zp, w, e;
 #define STATS(out, expr)                                  \
   do {                                                    \
     for (int i_ = 0; i_ < repeats; i_++) v[i_] = (expr);  \
@@ -307,6 +344,7 @@ int main(int argc, char **argv) {
   } while (0)
     STATS(x, t_stream[t][i_] * 1e9);
     STATS(z, t_stream[t][i_] / t_bare[i_]);
+    STATS(zp, t_stream[t][i_] / t_bare_put[i_]);
     STATS(w, t_gated[t][i_] * 1e9);
     STATS(e, t_enqueue[t][i_] * 1e9);
     printf("bench=signal_latency test=%s iters=%d repeats=%d chunk_iters=%d payload_bytes=8 ", test_names[t], iters,
@@ -315,7 +353,10 @@ int main(int argc, char **argv) {
     printf(" bare_half_rtt_ns=%.0f bare_half_rtt_ns_min=%.0f bare_half_rtt_ns_max=%.0f bare_pinned=%d ", y.med * 1e9,
            y.min * 1e9, y.max * 1e9, atomic_load(&bare_pinned));
     printf(MMM("ratio", z, "%.2f"));
-    printf(" target_ratio_max=2 ");
+    printf(" target_ratio_max=2 bare_put_half_rtt_ns=%.0f bare_put_half_rtt_ns_min=%.0f bare_put_half_rtt_ns_max=%.0f ",
+           yp.med * 1e9, yp.min * 1e9, yp.max * 1e9);
+    printf(MMM("over_bare_put", zp, "%.2f"));
+    printf(" ");
     printf(MMM("gated_half_rtt_ns", w, "%.0f"));
     printf(" ");
     printf(MMM("enqueue_ns_per_call", e, "%.0f"));
