@@ -214,7 +214,8 @@ const char *sim_ucx_status_text(const sim_ucx_op *op);
 /* Makes the endpoints to every process of m's other hosts now (at init),
  * so that a host that dies is noticed even by a rank that only receives
  * from it: UCX fails the endpoint when the connection drops. Returns once
- * UCX has wired them up, one of them failed, or at deadline_ns. */
+ * the endpoints it made are wired up (a message each way), one of them
+ * failed, or at deadline_ns. */
 void sim_ucx_connect(const sim_net_map *m, uint64_t deadline_ns);
 /* Why UCX gave up the endpoint to peer's process, or NULL while it is up. */
 const char *sim_ucx_peer_failed(const sim_net_map *m, int peer);

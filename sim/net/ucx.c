@@ -206,8 +206,9 @@ static struct ep_rec *rec_find(uint64_t g, int pid) {
   return NULL;
 }
 
-/* The endpoint to peer's process, made at first use. */
-static ucp_ep_h ep_of(const sim_net_map *m, int peer) {
+/* The endpoint to peer's process, made at first use (*made: by this call;
+ * may be NULL). */
+static ucp_ep_h ep_make(const sim_net_map *m, int peer, bool *made) {
   uint64_t g = m->group[peer];
   int pid = m->pid[peer];
   ucp_ep_h ep = NULL;
@@ -230,6 +231,7 @@ static ucp_ep_h ep_of(const sim_net_map *m, int peer) {
     if (st == UCS_OK) {
       rec->ep = ep;
       ux.eps[ux.neps++] = rec;
+      if (made) *made = true;
     } else {
       SIM_WARN(SIM_P2P, "UCX: cannot make an endpoint to rank %d (pid %d on %s): %s", peer, pid, m->host_name[peer],
                fn.ucs_status_string(st));
@@ -240,6 +242,8 @@ static ucp_ep_h ep_of(const sim_net_map *m, int peer) {
   pthread_mutex_unlock(&ux.lock);
   return ep;
 }
+
+static ucp_ep_h ep_of(const sim_net_map *m, int peer) { return ep_make(m, peer, NULL); }
 
 /* Completions come as callbacks, from whichever thread progresses the
  * worker; every operation gets a request (no immediate completion), so that
@@ -457,30 +461,52 @@ void sim_ucx_cancel(sim_ucx_op *op) {
 
 const char *sim_ucx_status_text(const sim_ucx_op *op) { return fn.ucs_status_string((ucs_status_t)op->status); }
 
+/* The tag of the message that says an endpoint is wired up: the one tag
+ * with bit 63 clear whose sender and receiver are the same rank, which a
+ * send between ranks (p2p/p2p_net.c) never is. */
+#define WIRED_TAG ((1ull << 63) - 1)
+
 void sim_ucx_connect(const sim_net_map *m, uint64_t deadline_ns) {
-  bool any = false;
-  for (int r = 0; r < m->nranks; r++)
-    if (m->host[r] != m->my_host) any |= ep_of(m, r) != NULL;
-  if (!any) return;
-  /* A flush of the worker ends once every endpoint is wired up. UCX 1.13
-   * can abort (assertions in tcp_iface.c and wireup_ep.c) when a peer dies
-   * while the wireup of its endpoint is still in flight; wired up now,
-   * while every process is in this init, a peer that dies later fails an
-   * endpoint that is connected, which UCX handles. */
-  _Atomic int done = 0;
-  ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-                           .cb.send = flush_done,
-                           .user_data = (void *)&done};
-  void *req = fn.ucp_worker_flush_nbx(ux.worker, &p);
-  if (!UCS_PTR_IS_PTR(req)) return;
-  while (!atomic_load_explicit(&done, memory_order_acquire) && sim_now_ns() < deadline_ns) {
-    bool failed = false;
-    for (int r = 0; r < m->nranks && !failed; r++)
-      failed = m->host[r] != m->my_host && sim_ucx_peer_failed(m, r);
-    if (failed) break;
-    if (!fn.ucp_worker_progress(ux.worker)) sim_ucx_sleep(1000);
+  /* One rank of each process to which this call made the endpoint. */
+  int *to = sim_calloc((size_t)m->nranks, sizeof *to), n = 0;
+  for (int r = 0; to && r < m->nranks; r++) {
+    bool made = false;
+    if (m->host[r] != m->my_host && ep_make(m, r, &made) && made) to[n++] = r;
   }
-  fn.ucp_request_free(req);
+  /* UCX 1.13 can abort (assertions in tcp_iface.c and wireup_ep.c) when a
+   * peer dies while the wireup of its endpoint is still in flight. So the
+   * two processes of each new endpoint exchange a message through it, and
+   * a synchronous one: a send ends once the peer has received it, so that
+   * neither leaves here (to stop progressing UCX, or to exit) while the
+   * other still needs it. Every process makes the endpoints to the same
+   * processes in the init that first joins them, so each expects one
+   * message from each of its new peers; the messages are counted, not told
+   * apart (another thread's init may take this one's). A peer that dies
+   * later fails an endpoint that is connected, which UCX handles. */
+  sim_ucx_op *ops = n ? sim_calloc(2 * (size_t)n, sizeof *ops) : NULL;
+  unsigned char *in = n ? sim_calloc((size_t)n, 1) : NULL;
+  static const unsigned char one = 1;
+  int nops = 0;
+  for (int i = 0; ops && in && i < n; i++)
+    if (sim_ucx_recv(WIRED_TAG, &in[i], 1, &ops[nops]) == ncclSuccess) nops++;
+  for (int i = 0; ops && in && i < n; i++)
+    if (sim_ucx_send(m, to[i], WIRED_TAG, &one, 1, true, &ops[nops]) == ncclSuccess) nops++;
+  for (int left = nops; left && sim_now_ns() < deadline_ns;) {
+    bool moved = false, failed = false;
+    left = 0;
+    for (int i = 0; i < nops; i++) {
+      bool p = false;
+      if (sim_ucx_test(&ops[i], &p) == ncclInProgress) left++;
+      moved |= p;
+    }
+    for (int i = 0; i < n && !failed; i++) failed = sim_ucx_peer_failed(m, to[i]) != NULL;
+    if (failed) break; /* the wait across hosts that follows reports it */
+    if (left && !moved) sim_ucx_sleep(1000);
+  }
+  for (int i = 0; i < nops; i++) sim_ucx_cancel(&ops[i]); /* those not ended */
+  sim_free(ops);
+  sim_free(in);
+  sim_free(to);
 }
 
 const char *sim_ucx_peer_failed(const sim_net_map *m, int peer) {
