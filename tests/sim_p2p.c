@@ -1,9 +1,11 @@
 /* tests/sim_p2p.c — ncclsim's send/recv matching. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "sim_ranks.h"
@@ -33,6 +35,50 @@ static void ordered_body(rank_ctx *c) {
 }
 
 static void test_matched_in_order(void **state) { assert_int_equal(run_ranks(2, ordered_body, NULL), 0); }
+
+/* Several operations queued on one side of a pair, then matched one at a
+ * time: the side in `arg` (0: the sender, 1: the receiver) posts three of
+ * different counts in one group; the other, 20 ms later, posts its three
+ * one after another. Each message lands in its own buffer, whole: the
+ * matcher reads the queue head's buffer and count from the pair's line,
+ * which must follow the head as it moves. */
+static void queued_body(rank_ctx *c) {
+  static const size_t counts[3] = {16, 48, 32};
+  int early = *(const int *)c->arg;
+  int *buf[3];
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(cudaMalloc((void **)&buf[i], counts[i] * sizeof(int)), cudaSuccess);
+    int h[48];
+    for (size_t k = 0; k < counts[i]; k++) h[k] = c->rank == 0 ? (int)(i * 100 + k) : -1;
+    cudaMemcpy(buf[i], h, counts[i] * sizeof(int), cudaMemcpyHostToDevice);
+  }
+  bool grouped = c->rank == early;
+  if (!grouped) usleep(20000);
+  if (grouped) assert_int_equal(ncclGroupStart(), ncclSuccess);
+  for (int i = 0; i < 3; i++) {
+    ncclResult_t r = c->rank == 0 ? ncclSend(buf[i], counts[i], ncclInt32, 1, c->comm, 0)
+                                  : ncclRecv(buf[i], counts[i], ncclInt32, 0, c->comm, 0);
+    assert_int_equal(r, ncclSuccess);
+  }
+  if (grouped) assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+  for (int i = 0; i < 3; i++) {
+    int h[48];
+    cudaMemcpy(h, buf[i], counts[i] * sizeof(int), cudaMemcpyDeviceToHost);
+    for (size_t k = 0; k < counts[i]; k++) assert_int_equal(h[k], (int)(i * 100 + k));
+    cudaFree(buf[i]);
+  }
+}
+
+static void test_queued_sends(void **state) {
+  static const int early = 0;
+  assert_int_equal(run_ranks(2, queued_body, (void *)&early), 0);
+}
+
+static void test_queued_recvs(void **state) {
+  static const int early = 1;
+  assert_int_equal(run_ranks(2, queued_body, (void *)&early), 0);
+}
 
 /* A count mismatch fails both sides with ncclInvalidUsage and a diagnostic
  * naming both calls; nothing is truncated into the receive buffer. */
@@ -145,6 +191,8 @@ static void test_split_in_group(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_matched_in_order),
+      cmocka_unit_test(test_queued_sends),
+      cmocka_unit_test(test_queued_recvs),
       cmocka_unit_test(test_mismatch_fails_both),
       cmocka_unit_test(test_one_thread_drives_all),
       cmocka_unit_test(test_argument_errors),

@@ -38,16 +38,29 @@ typedef struct p2p_task {
   uint64_t nth; /* this is the rank's nth send to (receive from) peer, from 0 */
 } p2p_task;
 
+/* What a match needs of the other side's operation. */
+typedef struct {
+  void *buf;
+  size_t count;
+  ncclDataType_t dt;
+} p2p_args;
+
 /* The posted sends and receives of one (receiver, sender) pair, in post
  * order, and their lock, on a cache line of their own: a match takes the
- * lock and the head of the other side's queue in one line. The lock is a
- * spinlock held for a few stores (a process-shared robust mutex cost more
- * than the match); a waiter gives up only once a process of the clique has
- * exited (the holder may have died with it). */
+ * lock and the head of the other side's queue in one line. At most one of
+ * the queues holds operations (two heads would have matched), and `head`
+ * is a copy of its head's buffer, count and type, so that the matcher
+ * finds them in the lock's line: reading them from the head's task, which
+ * the other side wrote, would add a cache miss that the copy into the
+ * buffer depends on. The lock is a spinlock held for a few stores (a
+ * process-shared robust mutex cost more than the match); a waiter gives up
+ * only once a process of the clique has exited (the holder may have died
+ * with it). */
 typedef struct {
   _Alignas(64) _Atomic int lock;
   p2p_task *sends, *sends_tail;
   p2p_task *recvs, *recvs_tail;
+  p2p_args head;
 } pair;
 
 typedef struct {
@@ -151,78 +164,101 @@ static bool pair_lock(sim_clique *c, pair *p) {
 
 static void pair_unlock(pair *p) { atomic_store_explicit(&p->lock, 0, memory_order_release); }
 
-static void push(p2p_task **head, p2p_task **tail, p2p_task *t) {
+static p2p_args args_of(const p2p_task *t) { return (p2p_args){t->buf, t->count, t->dt}; }
+
+static void push(pair *p, p2p_task **head, p2p_task **tail, p2p_task *t) {
   t->qnext = NULL;
-  if (*tail) (*tail)->qnext = t;
-  else *head = t;
+  if (*tail) {
+    (*tail)->qnext = t;
+  } else {
+    *head = t;
+    p->head = args_of(t);
+  }
   *tail = t;
 }
 
-static p2p_task *pop(p2p_task **head, p2p_task **tail) {
+/* The head of a queue and its arguments (p->head), or NULL. A lone head is
+ * not read: the next head is read only when there is one. */
+static p2p_task *pop(pair *p, p2p_task **head, p2p_task **tail, p2p_args *args) {
   p2p_task *t = *head;
-  if (t) {
+  if (!t) return NULL;
+  *args = p->head;
+  if (t == *tail) {
+    *head = *tail = NULL;
+  } else {
     *head = t->qnext;
-    if (!*head) *tail = NULL;
-    atomic_store_explicit(&t->state, TAKEN, memory_order_relaxed);
+    p->head = args_of(*head);
   }
+  atomic_store_explicit(&t->state, TAKEN, memory_order_relaxed);
   return t;
 }
 
-static bool unlink_task(p2p_task **head, p2p_task **tail, p2p_task *t) {
+static bool unlink_task(pair *p, p2p_task **head, p2p_task **tail, p2p_task *t) {
   p2p_task *prev = NULL;
-  for (p2p_task *p = *head; p; prev = p, p = p->qnext)
-    if (p == t) {
-      if (prev) prev->qnext = p->qnext;
-      else *head = p->qnext;
-      if (*tail == p) *tail = prev;
+  for (p2p_task *q = *head; q; prev = q, q = q->qnext)
+    if (q == t) {
+      if (prev) {
+        prev->qnext = q->qnext;
+      } else {
+        *head = q->qnext;
+        if (*head) p->head = args_of(*head);
+      }
+      if (*tail == q) *tail = prev;
       return true;
     }
   return false;
 }
 
-/* After the DONE store the owner may free t at once: read what the wake
- * needs first, and wake the owner's rank queue, not anything in t. */
-static void complete(p2p_task *t, ncclResult_t res) {
-  sim_clique *c = t->base.comm->clique;
-  int rank = t->base.comm->rank;
+/* After the DONE store the owner (rank `rank` of c) may free t at once:
+ * wake the owner's rank queue, not anything in t. */
+static void complete(p2p_task *t, sim_clique *c, int rank, ncclResult_t res) {
   t->result = res;
   atomic_store(&t->state, DONE); /* read by p2p_done() */
   sim_waitq_wake_sleepers(sim_rank_wq(c, rank));
 }
 
-/* Runs on whichever side posted second. */
-static void match(p2p_task *s, p2p_task *r) {
-  ncclComm_t sc = s->base.comm, rc = r->base.comm;
+/* Runs on whichever side posted second: `mine` is its own task, `other`
+ * the peer's, taken from the pair's queue with its arguments `oa`. Nothing
+ * else of `other` is read on the way (its rank is mine's peer), unless the
+ * two disagree. */
+static void match(p2p_task *mine, p2p_task *other, const p2p_args *oa) {
+  ncclComm_t mc = mine->base.comm;
+  sim_clique *c = mc->clique;
+  int me = mc->rank, peer = mine->peer;
+  const p2p_args ma = args_of(mine);
+  const p2p_args *sa = mine->is_send ? &ma : oa, *ra = mine->is_send ? oa : &ma;
+  int sender = mine->is_send ? me : peer, receiver = mine->is_send ? peer : me;
   ncclResult_t res = ncclSuccess;
-  if (s->count != r->count || s->dt != r->dt) {
+  if (sa->count != ra->count || sa->dt != ra->dt) {
     res = ncclInvalidUsage;
     const char *fmt =
         "mismatched point-to-point pair: rank %d ncclSend(count=%zu, %s) to rank %d, rank %d ncclRecv(count=%zu, "
         "%s) from rank %d (ncclsim checks this; real NCCL would truncate or hang)";
-    sim_comm_fail(sc, res, fmt, sc->rank, s->count, sim_dtype_name(s->dt), rc->rank, rc->rank, r->count,
-                  sim_dtype_name(r->dt), sc->rank);
-    sim_comm_fail(rc, res, fmt, sc->rank, s->count, sim_dtype_name(s->dt), rc->rank, rc->rank, r->count,
-                  sim_dtype_name(r->dt), sc->rank);
+    ncclComm_t oc = other->base.comm;
+    sim_comm_fail(mc, res, fmt, sender, sa->count, sim_dtype_name(sa->dt), receiver, receiver, ra->count,
+                  sim_dtype_name(ra->dt), sender);
+    sim_comm_fail(oc, res, fmt, sender, sa->count, sim_dtype_name(sa->dt), receiver, receiver, ra->count,
+                  sim_dtype_name(ra->dt), sender);
   } else {
-    sim_clique *c = sc->clique;
-    size_t bytes = s->count * sim_dtype_size(s->dt);
-    c->tp->copy(c->tp->map_peer(c, rc->rank, r->buf), c->tp->map_peer(c, sc->rank, s->buf), bytes);
-    SIM_TRACE(SIM_P2P, "rank %d -> rank %d: %zu bytes", sc->rank, rc->rank, bytes);
+    size_t bytes = sa->count * sim_dtype_size(sa->dt);
+    c->tp->copy(c->tp->map_peer(c, receiver, ra->buf), c->tp->map_peer(c, sender, sa->buf), bytes);
+    SIM_TRACE(SIM_P2P, "rank %d -> rank %d: %zu bytes", sender, receiver, bytes);
   }
-  complete(s, res);
-  complete(r, res);
+  complete(other, c, peer, res);
+  complete(mine, c, me, res);
 }
 
 static ncclResult_t p2p_post(sim_task *base) {
   p2p_task *t = (p2p_task *)base;
   pair *p = pair_of(base);
+  p2p_args oa;
   atomic_store_explicit(&t->state, QUEUED, memory_order_relaxed);
   if (!pair_lock(base->comm->clique, p)) return ncclRemoteError;
-  p2p_task *other = t->is_send ? pop(&p->recvs, &p->recvs_tail) : pop(&p->sends, &p->sends_tail);
-  if (!other) push(t->is_send ? &p->sends : &p->recvs, t->is_send ? &p->sends_tail : &p->recvs_tail, t);
+  p2p_task *other = t->is_send ? pop(p, &p->recvs, &p->recvs_tail, &oa) : pop(p, &p->sends, &p->sends_tail, &oa);
+  if (!other) push(p, t->is_send ? &p->sends : &p->recvs, t->is_send ? &p->sends_tail : &p->recvs_tail, t);
   else atomic_store_explicit(&t->state, TAKEN, memory_order_relaxed);
   pair_unlock(p);
-  if (other) t->is_send ? match(t, other) : match(other, t);
+  if (other) match(t, other, &oa);
   return ncclSuccess;
 }
 
@@ -240,7 +276,8 @@ static ncclResult_t p2p_wait(sim_task *base, sim_due *due) {
   if (!pair_lock(c, p)) {
     withdrawn = true; /* a process died holding it: nobody will take us now */
   } else {
-    withdrawn = t->is_send ? unlink_task(&p->sends, &p->sends_tail, t) : unlink_task(&p->recvs, &p->recvs_tail, t);
+    withdrawn =
+        t->is_send ? unlink_task(p, &p->sends, &p->sends_tail, t) : unlink_task(p, &p->recvs, &p->recvs_tail, t);
     pair_unlock(p);
   }
   if (!withdrawn) {
