@@ -20,10 +20,10 @@
 #   badkey   the id's key changed in rank 1's process: the root refuses it,
 #            and rank 0 times out
 #   missing  3 ranks, 2 started: init ends with ncclTimeout, naming rank 2
-#   die      (ten times) host h1 exits after init; h0's receive from it fails with
+#   die      host h1 exits after init; h0's receive from it fails with
 #            ncclRemoteError, naming the host and its ranks, well before
-#            NCCLSIM_TIMEOUT (UCX notices the dropped connection)
-#   diesig   the same for an ncclWaitSignal on a signal from h1
+#            NCCLSIM_TIMEOUT (UCX notices the dropped connection); ten runs
+#   diesig   the same for an ncclWaitSignal on a signal from h1; ten runs
 #   sendexit h1 sends h0 two 8-byte messages and one of 6 MiB and exits
 #            at once; h0 receives the last two a second later
 #   gin      h1's communicators have GIN type NONE: a device communicator
