@@ -44,7 +44,7 @@
   X(DEVICES, "DEVICES", "8", "number of simulated CUDA devices")                                 \
   X(DEVICE_MEM, "DEVICE_MEM", "17179869184", "bytes of memory per simulated device")             \
   X(TIMEOUT, "TIMEOUT", "30", "seconds a blocked operation waits before it fails with a diagnostic") \
-  X(SPIN, "SPIN", "2000", "polls before a waiting thread sleeps (0: sleep at once)")             \
+  X(SPIN, "SPIN", "2000", "polls before a waiting thread sleeps (0: sleep at once; an idle stream worker stops sooner while busy workers match the CPUs)") \
   X(RANKS_PER_NODE, "RANKS_PER_NODE", "0", "ranks per simulated node; 0 puts every rank on one node") \
   X(WINDOWS, "WINDOWS", "1", "0 makes window registration return a NULL window, as on platforms without windows") \
   X(GIN_TYPE, "GIN_TYPE", "none", "GIN type reported by communicators: none, proxy, gdaki or gpi") \
@@ -162,6 +162,7 @@ typedef enum {
   SIM_SHARED_THREADS, /* util/block.c: thread numbers */
   SIM_SHARED_TRACE,   /* core/trace.c: the cliques with a recorder */
   SIM_SHARED_CLIQUES, /* comm/clique.c: live cliques, for dead peers */
+  SIM_SHARED_BUSY,    /* util/wait.c: the stream workers running operations */
   SIM_SHARED_COUNT
 } sim_shared_id;
 bool sim_shm_on(void);
@@ -260,6 +261,19 @@ int sim_waitq_wait(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomic in
                    uint64_t deadline_ns);
 /* The same, with a deadline set only if the wait has to sleep. */
 int sim_waitq_wait_due(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomic int *cancel, sim_due *due);
+/* Stream workers that run operations: each counts itself busy while it
+ * runs one and is not asleep in it (a sleep in sim_waitq_wait or
+ * sim_count_wait uncounts it), in a count of the job's (every process of
+ * one machine, with ranks as processes). sim_worker_busy(true) counts the
+ * calling thread in, false counts it out; a thread that is in stays in
+ * until it says false. */
+void sim_worker_busy(bool busy);
+int sim_workers_busy(void);
+/* An idle stream worker's wait for work, with no deadline: as
+ * sim_waitq_wait, but uncounted from the busy workers, and it stops
+ * polling (it sleeps) at the first poll that would yield while the job's
+ * busy workers are exactly as many as the CPUs (util/wait.c says why). */
+void sim_waitq_wait_idle(sim_waitq *q, sim_ready_fn ready, void *arg);
 
 /* A count whose waiters wait for it to reach a value of their own: adding
  * wakes them only when the count reaches the lowest value a sleeper waits

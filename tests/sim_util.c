@@ -20,12 +20,14 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -661,6 +663,122 @@ static void test_ticks(void **state) {
   sim_tsc = had;
 }
 
+/* ---- busy stream workers (util/wait.c) ---- */
+
+static _Atomic int hold_open;
+static void hold(void *arg) {
+  (void)arg;
+  while (!atomic_load(&hold_open)) usleep(1000);
+}
+static void note_tid(void *arg) { atomic_store((_Atomic pid_t *)arg, (pid_t)syscall(SYS_gettid)); }
+
+/* A thread's scheduler state ('R' runnable, 'S' asleep), from /proc. */
+static char thread_state(pid_t tid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+  FILE *f = fopen(path, "r");
+  if (!f) return '?';
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')'); /* after the thread's name, which may hold anything */
+  return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Polls for up to 5 s; true once want() holds. */
+static bool within_5s(bool (*want)(void *), void *arg) {
+  for (int i = 0; i < 5000; i++) {
+    if (want(arg)) return true;
+    usleep(1000);
+  }
+  return want(arg);
+}
+typedef struct {
+  _Atomic pid_t *tid;
+  char state;
+} state_arg;
+static bool in_state(void *arg) {
+  state_arg *a = arg;
+  pid_t tid = atomic_load(a->tid);
+  return tid && thread_state(tid) == a->state;
+}
+static bool busy_is(void *arg) { return sim_workers_busy() == *(int *)arg; }
+
+/* A worker counts as busy while it runs an operation, and not while it
+ * sleeps in one; an idle worker polls for work (it stays runnable) while
+ * the busy ones leave a CPU free, and sleeps once they are as many as the
+ * CPUs. NCCLSIM_SPIN is a billion polls here, so only that rule puts it
+ * to sleep. */
+static void test_idle_worker_leaves_busy_cpus(void **state) {
+  (void)state;
+  int base = sim_workers_busy(), n = sim_ncpus() - base; /* busy workers to add to match the CPUs */
+  if (n < 1 || n > 64) skip();
+  assert_int_equal(ncclsimParamSet("SPIN", "1000000000"), ncclSuccess);
+  cudaStream_t idle, s[64];
+  _Atomic pid_t tid = 0;
+  assert_int_equal(cudaStreamCreate(&idle), cudaSuccess);
+  assert_int_equal(cudaLaunchHostFunc(idle, note_tid, (void *)&tid), cudaSuccess);
+  assert_int_equal(cudaStreamSynchronize(idle), cudaSuccess);
+  usleep(20000);
+  assert_int_equal(thread_state(atomic_load(&tid)), 'R'); /* still polling */
+  int want = base;
+  assert_true(within_5s(busy_is, &want));
+
+  atomic_store(&hold_open, 0);
+  for (int i = 0; i < n; i++) {
+    assert_int_equal(cudaStreamCreate(&s[i]), cudaSuccess);
+    assert_int_equal(cudaLaunchHostFunc(s[i], hold, NULL), cudaSuccess);
+  }
+  want = base + n;
+  assert_true(within_5s(busy_is, &want));
+  state_arg asleep = {&tid, 'S'};
+  assert_true(within_5s(in_state, &asleep));
+
+  /* A worker asleep in an operation is not busy: an event wait behind
+   * the held streams, with 100 polls before it sleeps. */
+  assert_int_equal(ncclsimParamSet("SPIN", "100"), ncclSuccess);
+  cudaStream_t w;
+  cudaEvent_t e;
+  _Atomic pid_t wtid = 0;
+  assert_int_equal(cudaStreamCreate(&w), cudaSuccess);
+  assert_int_equal(cudaEventCreate(&e), cudaSuccess);
+  assert_int_equal(cudaEventRecord(e, s[0]), cudaSuccess);
+  assert_int_equal(cudaLaunchHostFunc(w, note_tid, (void *)&wtid), cudaSuccess);
+  assert_int_equal(cudaStreamWaitEvent(w, e, 0), cudaSuccess);
+  state_arg w_asleep = {&wtid, 'S'};
+  assert_true(within_5s(in_state, &w_asleep));
+  assert_int_equal(sim_workers_busy(), base + n);
+
+  /* More busy workers than CPUs: they take turns by yielding anyway, and
+   * the idle worker polls again after its next operation. */
+  cudaStream_t extra;
+  assert_int_equal(cudaStreamCreate(&extra), cudaSuccess);
+  assert_int_equal(cudaLaunchHostFunc(extra, hold, NULL), cudaSuccess);
+  want = base + n + 1;
+  assert_true(within_5s(busy_is, &want));
+  assert_int_equal(ncclsimParamSet("SPIN", "1000000000"), ncclSuccess);
+  atomic_store(&tid, 0);
+  assert_int_equal(cudaLaunchHostFunc(idle, note_tid, (void *)&tid), cudaSuccess);
+  assert_int_equal(cudaStreamSynchronize(idle), cudaSuccess);
+  usleep(20000);
+  assert_int_equal(thread_state(atomic_load(&tid)), 'R');
+
+  atomic_store(&hold_open, 1);
+  assert_int_equal(cudaStreamSynchronize(extra), cudaSuccess);
+  assert_int_equal(cudaStreamDestroy(extra), cudaSuccess);
+  assert_int_equal(cudaStreamSynchronize(w), cudaSuccess);
+  for (int i = 0; i < n; i++) {
+    assert_int_equal(cudaStreamSynchronize(s[i]), cudaSuccess);
+    assert_int_equal(cudaStreamDestroy(s[i]), cudaSuccess);
+  }
+  want = base;
+  assert_true(within_5s(busy_is, &want));
+  assert_int_equal(cudaEventDestroy(e), cudaSuccess);
+  assert_int_equal(cudaStreamDestroy(w), cudaSuccess);
+  assert_int_equal(cudaStreamDestroy(idle), cudaSuccess);
+  assert_int_equal(ncclsimParamSet("SPIN", NULL), ncclSuccess);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ticks),
@@ -683,6 +801,7 @@ int main(void) {
       cmocka_unit_test(test_alloc_fail_nth),
       cmocka_unit_test(test_alloc_each_fails),
       cmocka_unit_test(test_alloc_edge_sizes),
+      cmocka_unit_test(test_idle_worker_leaves_busy_cpus),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,6 +209,7 @@ static void *worker_main(void *arg) {
   sim_op *prev = NULL; /* ran, not yet retired; still published as running */
   /* Ops (CUDA calls made from inside them, logging) see the stream's device. */
   cudaSetDevice(s->device);
+  sim_worker_busy(true); /* out while it waits for work (below) or sleeps in an op */
   for (;;) {
     if (prev && atomic_load_explicit(&s->enqueued, memory_order_acquire) - sim_count_get(&s->completed) <= 1) {
       /* Nothing queued behind it: retire it now, then wait. The next
@@ -219,12 +220,15 @@ static void *worker_main(void *arg) {
       retire(s, prev);
       prev = NULL;
     }
-    if (!prev) {
-      if (!has_work(s)) sim_trace_idle(); /* the next operation's start is read afresh */
-      sim_waitq_wait(&s->work_wq, has_work, s, NULL, UINT64_MAX);
+    if (!prev && !has_work(s)) {
+      sim_trace_idle(); /* the next operation's start is read afresh */
+      sim_waitq_wait_idle(&s->work_wq, has_work, s);
     }
     sim_op *op = next_op(s);
-    if (!op) return NULL; /* stopped, and nothing is left (prev was retired above) */
+    if (!op) { /* stopped, and nothing is left (prev was retired above) */
+      sim_worker_busy(false);
+      return NULL;
+    }
     atomic_store(&s->running, op); /* sequentially consistent: see unpublish() */
     prefetch_next(s);
     cudaError_t before = (cudaError_t)atomic_load(&s->err);
