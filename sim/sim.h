@@ -269,6 +269,9 @@ int sim_waitq_wait_due(sim_waitq *q, sim_ready_fn ready, void *arg, const _Atomi
  * until it says false. */
 void sim_worker_busy(bool busy);
 int sim_workers_busy(void);
+/* Takes back the share of process `pid`, which exited (the job's monitor,
+ * util/shm.c). Idempotent. */
+void sim_workers_gone(int pid);
 /* An idle stream worker's wait for work, with no deadline: as
  * sim_waitq_wait, but uncounted from the busy workers, and it stops
  * polling (it sleeps) at the first poll that would yield while the job's

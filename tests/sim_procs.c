@@ -751,6 +751,44 @@ static void test_job_layouts_differ(void **state) {
   assert_non_null(strstr(out, "ncclsim's code is at"));
 }
 
+/* ------------------------------------------------------ busy workers */
+
+static void block_forever(void *arg) {
+  (void)arg;
+  for (;;) pause();
+}
+
+/* A process killed while its stream worker runs an operation leaves the
+ * job's count of busy workers (sim/util/wait.c) where it was before the
+ * process started: the monitor takes the dead process's share back. */
+static void test_busy_share_of_dead_process(void **state) {
+  (void)state;
+  /* Last of the tests: it leaves this process with a monitor thread. */
+  int before = sim_workers_busy(), fd[2], st;
+  assert_int_equal(pipe(fd), 0);
+  pid_t p = fork(); /* before this process has threads (ThreadSanitizer) */
+  if (p == 0) {
+    sim_proc_register();
+    cudaStream_t s;
+    if (cudaStreamCreate(&s) != cudaSuccess || cudaLaunchHostFunc(s, block_forever, NULL) != cudaSuccess) _exit(1);
+    for (int i = 0; i < 5000 && sim_workers_busy() != before + 1; i++) usleep(1000);
+    char c = 1;
+    if (write(fd[1], &c, 1) != 1) _exit(1);
+    for (;;) pause();
+  }
+  sim_proc_register(); /* this process's monitor watches the child */
+  close(fd[1]);
+  char c;
+  assert_int_equal(read(fd[0], &c, 1), 1);
+  close(fd[0]);
+  assert_int_equal(sim_workers_busy(), before + 1);
+  kill(p, SIGKILL);
+  assert_int_equal(waitpid(p, &st, 0), p);
+  int left = -1;
+  for (int i = 0; i < 5000 && (left = sim_workers_busy()) != before; i++) usleep(1000);
+  assert_int_equal(left, before);
+}
+
 int main(int argc, char **argv) {
   self_exe = argv[0];
   if (argc == 5 && !strcmp(argv[1], "--job")) return job_main(atoi(argv[2]), atoi(argv[3]), argv[4]);
@@ -778,6 +816,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_same_rank),      cmocka_unit_test(test_id_from_unshared_process),
       cmocka_unit_test(test_id_from_other_job), cmocka_unit_test(test_init_too_late),
       cmocka_unit_test(test_job_started_apart), cmocka_unit_test(test_job_layouts_differ),
+      cmocka_unit_test(test_busy_share_of_dead_process),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

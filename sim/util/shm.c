@@ -494,7 +494,10 @@ static void *monitor(void *arg) {
         pids[i] = pid;
         if (pid > 0 && pid != self) {
           fds[i] = (int)syscall(SYS_pidfd_open, pid, 0);
-          if (fds[i] < 0 && errno == ESRCH) sim_proc_exited(pid);
+          if (fds[i] < 0 && errno == ESRCH) {
+            sim_workers_gone(pid);
+            sim_proc_exited(pid);
+          }
         }
       }
       if (fds[i] >= 0) {
@@ -511,6 +514,7 @@ static void *monitor(void *arg) {
         fds[i] = -1;
         /* Leave pids[i]: the slot is cleared by whoever reuses it. */
         SIM_INFO(SIM_INIT, "ranks as processes: process %d exited", pids[i]);
+        sim_workers_gone(pids[i]);
         sim_proc_exited(pids[i]);
         int expect = pids[i];
         atomic_compare_exchange_strong(&arena->procs[i].pid, &expect, -pids[i]);

@@ -21,6 +21,8 @@
  * workers asleep there, against 0.62-0.72 polling.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <string.h>
 #include <stdbool.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -47,25 +49,85 @@ static int futex_op(int op) { return sim_shm_on() ? op : op | FUTEX_PRIVATE_FLAG
 
 /* ---- busy workers ---- */
 
-/* Padded to a line, to share none with other state (the block is only as
- * aligned as its allocator makes it). */
+/* The job's count, and each process's share of it: a process that dies
+ * with workers counted leaves its share, which the job's monitor takes
+ * back (sim_workers_gone). `n` is padded to a line of its own (the block
+ * is only as aligned as its allocator makes it). */
+typedef struct {
+  _Atomic int pid; /* 0: free */
+  _Atomic int n;
+} busy_share;
 typedef struct {
   _Atomic int n;
   char pad[64 - sizeof(_Atomic int)];
+  busy_share share[SIM_SHM_MAX_PROCS];
 } busy_count;
 
 static _Thread_local bool tl_busy; /* counted in busy_count */
+static busy_share *_Atomic my_share; /* this process's; NULL until its first worker, and after a fork */
 
 /* The job's count; NULL out of memory (then nobody is counted, and an idle
  * worker polls as any waiter). */
-static busy_count *busy(void) { return sim_shared(SIM_SHARED_BUSY, sizeof(busy_count), NULL); }
+static busy_count *_Atomic busy_block; /* sim_shared's, once made */
+static busy_count *busy(void) {
+  busy_count *b = atomic_load_explicit(&busy_block, memory_order_acquire);
+  if (!b && (b = sim_shared(SIM_SHARED_BUSY, sizeof(busy_count), NULL)) != NULL)
+    atomic_store_explicit(&busy_block, b, memory_order_release);
+  return b;
+}
+
+/* This process's share, claimed at its first use; NULL when every share
+ * is taken (more processes than SIM_SHM_MAX_PROCS): then it counts none. */
+static busy_share *share(busy_count *b) {
+  busy_share *s = atomic_load_explicit(&my_share, memory_order_acquire);
+  if (s) return s;
+  int self = (int)getpid();
+  for (int i = 0; i < SIM_SHM_MAX_PROCS; i++) {
+    int expect = 0;
+    if (atomic_load_explicit(&b->share[i].pid, memory_order_relaxed) == 0 &&
+        atomic_compare_exchange_strong(&b->share[i].pid, &expect, self)) {
+      busy_share *none = NULL;
+      /* Two of this process's workers may race here: the loser frees its
+       * claim and takes the winner's. */
+      if (atomic_compare_exchange_strong(&my_share, &none, &b->share[i])) return &b->share[i];
+      atomic_store(&b->share[i].pid, 0);
+      return none;
+    }
+  }
+  return NULL;
+}
 
 void sim_worker_busy(bool on) {
   busy_count *b;
-  if (on == tl_busy || !(b = busy())) return;
+  busy_share *s;
+  if (on == tl_busy || !(b = busy()) || !(s = share(b))) return;
+  atomic_fetch_add_explicit(&s->n, on ? 1 : -1, memory_order_relaxed);
   atomic_fetch_add_explicit(&b->n, on ? 1 : -1, memory_order_relaxed);
   tl_busy = on;
 }
+
+void sim_workers_gone(int pid) {
+  busy_count *b = busy();
+  if (!b || pid <= 0) return;
+  for (int i = 0; i < SIM_SHM_MAX_PROCS; i++) {
+    busy_share *s = &b->share[i];
+    if (atomic_load(&s->pid) != pid) continue;
+    /* The exchange makes it once, whichever process's monitor comes first. */
+    atomic_fetch_sub(&b->n, atomic_exchange(&s->n, 0));
+    int expect = pid;
+    atomic_compare_exchange_strong(&s->pid, &expect, 0);
+  }
+}
+
+/* A forked child has none of its parent's workers: it claims a share of
+ * its own, and without ranks as processes its count starts from none. */
+static void busy_after_fork(void) {
+  atomic_store(&my_share, NULL);
+  tl_busy = false;
+  busy_count *b = atomic_load(&busy_block); /* no lock here: the parent's threads may have held one */
+  if (b && !sim_shm_already_on()) memset(b, 0, sizeof *b);
+}
+__attribute__((constructor)) static void busy_atfork(void) { pthread_atfork(NULL, NULL, busy_after_fork); }
 
 int sim_workers_busy(void) {
   busy_count *b = busy();
