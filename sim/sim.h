@@ -364,6 +364,9 @@ cudaError_t sim_mem_alloc(void **out, size_t size, int device, sim_mem_kind kind
 cudaError_t sim_mem_free(void *p, sim_mem_kind kind);
 /* The allocation containing p, if any. */
 bool sim_mem_lookup(const void *p, sim_alloc_info *out);
+/* The registry's count of frees: what a lookup found is still there while
+ * the count has not moved since before the lookup. */
+uint64_t sim_mem_frees(void);
 /* Checks that [p, p + bytes) does not run past the allocation containing p
  * (memory outside the registry is host memory and is not checked). On
  * failure logs a WARN naming `what` and returns false. */
@@ -402,6 +405,10 @@ struct sim_op {
   /* Otherwise the CUDA operations it stands for toward the depth (0: one;
    * a launch of one-sided operations is several: core/task.c). */
   uint16_t cost;
+  /* The worker's clock stamp, handed from one op to the next (the stream
+   * worker's, core/trace.c): before start(), the end of the op that ran
+   * just before (0: read the clock); after run(), this op's end (0: none). */
+  uint64_t stamp;
 };
 typedef struct CUstream_st sim_stream;
 /* Resolves a stream handle (0 = the current device's default stream).
@@ -865,16 +872,17 @@ void sim_trace_clique_fini(sim_clique *c);
  * takes the time: it is recorded when the task is released (close), which
  * its stream does after it has started the next operation, so that what a
  * peer waits for (a put's signal, a send) does not wait for the record. */
-void sim_trace_enqueue(sim_task *t);
-void sim_trace_begin(sim_task *t);
-void sim_trace_end(sim_task *t);
-void sim_trace_close(sim_task *t);
 /* A worker's begin takes the time of its last end, which it follows at
- * once (one clock read per operation, not two), unless the worker called
- * this in between: when it found nothing queued behind the op that ended,
- * and before it runs an op that is not a launch (a copy, an event wait),
- * whose time is not its next operation's. */
-void sim_trace_idle(void);
+ * once (one clock read per operation, not two): `stamp` is the launch op's
+ * (sim_op.stamp), which the stream worker sets to the end of the op before
+ * it, or to 0 when it found nothing queued behind that op, or that op was
+ * not a launch (a copy, an event wait), whose time is not its next
+ * operation's. A begin takes it (and leaves 0, so that the launch's next
+ * task reads the clock); an end sets it. */
+void sim_trace_enqueue(sim_task *t);
+void sim_trace_begin(sim_task *t, uint64_t *stamp);
+void sim_trace_end(sim_task *t, uint64_t *stamp);
+void sim_trace_close(sim_task *t);
 /* Flight recorder: writes every live clique's rings to NCCLSIM_TRACE_DUMP,
  * once per clique c and incident (c may be NULL: always). Returns the
  * file's name (static storage), or NULL when nothing was written. */

@@ -77,7 +77,7 @@ static void launch_post(sim_op *op, cudaError_t stream_err) {
         sim_comm_fail(t->comm, t->result, "%s not run: the communicator was aborted or revoked", t->ops->name);
       continue;
     }
-    sim_trace_begin(t);
+    sim_trace_begin(t, &op->stamp);
     atomic_store_explicit(&t->listed, true, memory_order_relaxed);
     t->result = t->ops->post(t);
     if (t->result != ncclSuccess) atomic_store_explicit(&t->listed, false, memory_order_relaxed);
@@ -131,7 +131,7 @@ static cudaError_t launch_run(sim_op *op, cudaError_t stream_err) {
                       ncclGetErrorString(t->result));
       if (err == cudaSuccess) err = t->result == ncclTimeout ? cudaErrorTimeout : cudaErrorLaunchFailure;
     }
-    sim_trace_end(t);
+    sim_trace_end(t, &op->stamp);
     sim_count_add(&t->comm->order_done, 1);
   }
   return stream_err != cudaSuccess ? stream_err : err;

@@ -341,21 +341,18 @@ void sim_trace_enqueue(sim_task *t) {
   full_append(tc, &e);
 }
 
-/* The worker's last end, for its next begin (0: read the clock). Not in
- * the initial-exec TLS model, though it would save three calls to
- * __tls_get_addr an operation: one such variable marks the library
- * STATIC_TLS, and its whole TLS (3 KiB) no longer fits the reserve glibc
- * keeps for libraries loaded with dlopen (Python's ctypes failed with
- * "cannot allocate memory in static TLS block"; tests/dlopen-tls.sh). */
-static _Thread_local uint64_t last_end;
-
-void sim_trace_idle(void) { last_end = 0; }
-
-void sim_trace_begin(sim_task *t) {
+/* The worker's last end travels in its ops (sim_op.stamp), not in a
+ * thread-local: a library's thread-locals cost a call to __tls_get_addr
+ * each (three an operation, on the path from a peer's signal to the
+ * answer), and the initial-exec model, which would not, marks the library
+ * STATIC_TLS, whose 3 KiB then no longer fit the reserve glibc keeps for
+ * libraries loaded with dlopen (Python's ctypes failed with "cannot
+ * allocate memory in static TLS block"; tests/dlopen-tls.sh). */
+void sim_trace_begin(sim_task *t, uint64_t *stamp) {
   trace_clique *tc = t->comm->clique->trace;
   if (!tc) return;
-  uint64_t now = last_end ? last_end : sim_ticks();
-  last_end = 0;
+  uint64_t now = *stamp ? *stamp : sim_ticks();
+  *stamp = 0;
   t->trace_slot = now; /* the start, for the timeline */
   if (!tc->cap) return;
   rank_ring *rg = &tc->ring[t->comm->rank];
@@ -374,14 +371,14 @@ void sim_trace_begin(sim_task *t) {
   t->trace_pos = pos;
 }
 
-void sim_trace_end(sim_task *t) {
+void sim_trace_end(sim_task *t, uint64_t *stamp) {
   trace_clique *tc = t->comm->clique->trace;
   if (!tc) return;
   if (t->trace_slot == UINT64_MAX) { /* not run: it begins and ends now */
-    last_end = 0;
-    sim_trace_begin(t);
+    *stamp = 0;
+    sim_trace_begin(t, stamp);
   }
-  t->trace_end = last_end = sim_ticks();
+  t->trace_end = *stamp = sim_ticks();
 }
 
 void sim_trace_close(sim_task *t) {

@@ -151,6 +151,8 @@ static bool contains(const sim_alloc_info *a, const void *p) {
   return a->base && (off < a->size || off == 0);
 }
 
+uint64_t sim_mem_frees(void) { return atomic_load_explicit(&registry()->frees, memory_order_acquire); }
+
 bool sim_mem_lookup(const void *p, sim_alloc_info *out) {
   mem_registry *r = registry();
   uint64_t gen = atomic_load_explicit(&r->frees, memory_order_acquire);

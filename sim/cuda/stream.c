@@ -207,6 +207,7 @@ static void retire(sim_stream *s, sim_op *op) {
 static void *worker_main(void *arg) {
   sim_stream *s = arg;
   sim_op *prev = NULL; /* ran, not yet retired; still published as running */
+  uint64_t stamp = 0;  /* the end of the op that ran last, for the next one's start (sim_op.stamp) */
   /* Ops (CUDA calls made from inside them, logging) see the stream's device. */
   cudaSetDevice(s->device);
   sim_worker_busy(true); /* out while it waits for work (below) or sleeps in an op */
@@ -215,13 +216,13 @@ static void *worker_main(void *arg) {
       /* Nothing queued behind it: retire it now, then wait. The next
        * operation does not follow it at once, even if it is enqueued
        * before we look again (as the retire lets a synchronize return). */
-      sim_trace_idle();
+      stamp = 0;
       unpublish(s);
       retire(s, prev);
       prev = NULL;
     }
     if (!prev && !has_work(s)) {
-      sim_trace_idle(); /* the next operation's start is read afresh */
+      stamp = 0; /* the next operation's start is read afresh */
       sim_waitq_wait_idle(&s->work_wq, has_work, s);
     }
     sim_op *op = next_op(s);
@@ -232,14 +233,16 @@ static void *worker_main(void *arg) {
     atomic_store(&s->running, op); /* sequentially consistent: see unpublish() */
     prefetch_next(s);
     cudaError_t before = (cudaError_t)atomic_load(&s->err);
+    op->stamp = stamp;
     if (op->start) op->start(op, before);
-    else sim_trace_idle(); /* not a launch: its time is not the next launch's */
+    else op->stamp = 0; /* not a launch: its time is not the next launch's */
     if (prev) {
       while (atomic_load(&s->peekers)) sched_yield(); /* a peeker may still hold prev */
       retire(s, prev);
       prev = NULL;
     }
     cudaError_t e = op->run(op, before);
+    stamp = op->stamp;
     if (e != cudaSuccess && before == cudaSuccess) {
       SIM_INFO(SIM_STREAM, "stream %p (device %d): %s failed: %s", (void *)s, s->device, op->what,
                cudaGetErrorName(e));

@@ -20,6 +20,7 @@ typedef struct {
   const void *src;    /* in the caller's symmetric window */
   size_t off, nbytes; /* byte offset in the target's window, bytes */
   rma_cwin *cw;       /* the window (a reference) */
+  uint64_t frees;     /* sim_mem_frees() before the enqueue found the target allocated; UINT64_MAX: not found */
   sim_ucx_op net[2];  /* to a rank elsewhere: the put and the signal in UCX (rma_net.c) */
 } put_task;
 
@@ -31,9 +32,12 @@ static ncclResult_t put_post(sim_task *base) {
   void *dst = (char *)t->cw->ptr[t->peer] + t->off;
   if (t->nbytes) {
     /* The target's window memory must still be allocated (ncclsim checks
-     * this; real NCCL would write to freed memory). */
+     * this; real NCCL would write to freed memory). The enqueue found it,
+     * and unless something was freed since, it still is: the lookup (a
+     * thread-local cache, a call to __tls_get_addr) stays off the path from
+     * the peer's signal to this one. */
     sim_alloc_info a;
-    if (!sim_mem_lookup(dst, &a) || a.kind != SIM_MEM_NCCL) {
+    if (t->frees != sim_mem_frees() && (!sim_mem_lookup(dst, &a) || a.kind != SIM_MEM_NCCL)) {
       return sim_comm_fail(comm, ncclInvalidUsage,
                            "ncclPutSignal to rank %d: its window memory %p was freed (ncclsim checks this; real "
                            "NCCL does not)",
@@ -121,6 +125,12 @@ SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclD
   }
   *t = (put_task){.base = {.ops = &put_ops, .comm = comm, .bytes = bytes, .conn = SIM_CONN_RMA, .has_peer = true,
                            .peer = peer},
-                  .peer = peer, .src = localbuff, .off = peerWinOffset, .nbytes = bytes, .cw = cw};
+                  .peer = peer, .src = localbuff, .off = peerWinOffset, .nbytes = bytes, .cw = cw,
+                  .frees = UINT64_MAX};
+  if (bytes && !sim_net_remote(comm->clique->net, peer)) {
+    uint64_t frees = sim_mem_frees();
+    sim_alloc_info a;
+    if (sim_mem_lookup((char *)cw->ptr[peer] + peerWinOffset, &a) && a.kind == SIM_MEM_NCCL) t->frees = frees;
+  }
   return sim_task_submit(&t->base, stream);
 }
