@@ -20,7 +20,12 @@
  * Reported per test: the half round trip in ns, and its ratio to the bare
  * one (target <= 2) and to bare_put, each the median and min/max over
  * `repeats` repeats; a repeat runs both tests and the bare ping-pongs back
- * to back, and the ratios are taken within it.
+ * to back, and the ratios are taken within it. ctx_switches_per_half_rtt
+ * counts the process's context switches (getrusage: voluntary and not)
+ * from each chunk's start signal to the end of its synchronize, per half
+ * round trip: a thread that takes turns from the two that ping-pong shows
+ * there (ncclsim's idle stream workers polling for work did: 0.10 against
+ * 0.03 once they slept, 176 ns a put_signal against 122).
  *
  * Output: key=value lines. Usage: signal_latency [iterations [repeats]]
  * (defaults 100000 5)
@@ -50,6 +55,7 @@ int main(void) {
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,6 +84,13 @@ static const char *const test_names[] = {"put_signal", "sendrecv"};
 /* Per test and repeat, rank 0's figures: per half round trip on the
  * stream clock and on the host clock (gate included), per enqueue. */
 static double t_stream[NTESTS][MAX_REPEATS], t_gated[NTESTS][MAX_REPEATS], t_enqueue[NTESTS][MAX_REPEATS];
+static double t_csw[NTESTS][MAX_REPEATS]; /* context switches per half round trip */
+
+/* The process's context switches so far, every thread's. */
+static long ctx_switches(void) {
+  struct rusage u;
+  return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_nvcsw + u.ru_nivcsw : 0;
+}
 static double t_bare[MAX_REPEATS], t_bare_put[MAX_REPEATS];
 
 /* Iterations per chunk. A stream holds a bounded number of pending CUDA
@@ -137,7 +150,7 @@ static void pingpong(test_t test, int r, int n, int rep, cudaStream_t s, cudaStr
   int peer = 1 - r;
   ncclWaitSignalDesc_t d = {1, peer, 0, 0};
   double enq = 0, run = 0, gated = 0;
-  long calls = 0;
+  long calls = 0, csw = 0;
   for (int done = 0; done < n; done += chunk_iters) {
     int m = n - done < chunk_iters ? n - done : chunk_iters;
     pthread_barrier_wait(&bar);
@@ -151,10 +164,12 @@ static void pingpong(test_t test, int r, int n, int rep, cudaStream_t s, cudaStr
     enq += bench_now() - t0;
     calls += 2 * m + (r == 0 ? 3 : 0);
     pthread_barrier_wait(&bar);
+    long c0 = ctx_switches();
     t0 = bench_now();
     if (r == 1) CHECK(ncclSignal(peer, 0, 0, 0, gates[r], s2) == ncclSuccess, "ncclSignal");
     CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
     gated += bench_now() - t0;
+    csw += ctx_switches() - c0;
     if (r == 0) {
       float ms;
       CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
@@ -165,6 +180,7 @@ static void pingpong(test_t test, int r, int n, int rep, cudaStream_t s, cudaStr
     t_enqueue[test][rep] = enq / calls;
     t_stream[test][rep] = run / (2.0 * n);
     t_gated[test][rep] = gated / (2.0 * n);
+    t_csw[test][rep] = (double)csw / (2.0 * n);
   }
 }
 
@@ -336,7 +352,7 @@ int main(int argc, char **argv) {
   bench_spread y = bench_stats(t_bare, repeats), yp = bench_stats(t_bare_put, repeats);
   /* put_signal last: bench/trace-cost.sh reads its figures from it. */
   for (int t = NTESTS - 1; t >= 0; t--) {
-    bench_spread x, z, zp, w, e;
+    bench_spread x, z, zp, w, e, c;
 #define STATS(out, expr)                                  \
   do {                                                    \
     for (int i_ = 0; i_ < repeats; i_++) v[i_] = (expr);  \
@@ -347,6 +363,7 @@ int main(int argc, char **argv) {
     STATS(zp, t_stream[t][i_] / t_bare_put[i_]);
     STATS(w, t_gated[t][i_] * 1e9);
     STATS(e, t_enqueue[t][i_] * 1e9);
+    STATS(c, t_csw[t][i_]);
     printf("bench=signal_latency test=%s iters=%d repeats=%d chunk_iters=%d payload_bytes=8 ", test_names[t], iters,
            repeats, chunk_iters);
     printf(MMM("half_rtt_ns", x, "%.0f"));
@@ -360,6 +377,8 @@ int main(int argc, char **argv) {
     printf(MMM("gated_half_rtt_ns", w, "%.0f"));
     printf(" ");
     printf(MMM("enqueue_ns_per_call", e, "%.0f"));
+    printf(" ");
+    printf(MMM("ctx_switches_per_half_rtt", c, "%.3f"));
     printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
   }
   for (int r = 0; r < 2; r++) {
