@@ -872,6 +872,7 @@ void sim_trace_clique_fini(sim_clique *c);
  * takes the time: it is recorded when the task is released (close), which
  * its stream does after it has started the next operation, so that what a
  * peer waits for (a put's signal, a send) does not wait for the record. */
+void sim_trace_enqueue(sim_task *t);
 /* A worker's begin takes the time of its last end, which it follows at
  * once (one clock read per operation, not two): `stamp` is the launch op's
  * (sim_op.stamp), which the stream worker sets to the end of the op before
@@ -879,7 +880,6 @@ void sim_trace_clique_fini(sim_clique *c);
  * not a launch (a copy, an event wait), whose time is not its next
  * operation's. A begin takes it (and leaves 0, so that the launch's next
  * task reads the clock); an end sets it. */
-void sim_trace_enqueue(sim_task *t);
 void sim_trace_begin(sim_task *t, uint64_t *stamp);
 void sim_trace_end(sim_task *t, uint64_t *stamp);
 void sim_trace_close(sim_task *t);

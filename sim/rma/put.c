@@ -24,6 +24,13 @@ typedef struct {
   sim_ucx_op net[2];  /* to a rank elsewhere: the put and the signal in UCX (rma_net.c) */
 } put_task;
 
+/* Whether the target's window memory is still allocated (ncclsim checks
+ * this; real NCCL would write to freed memory). */
+static bool target_allocated(const void *dst) {
+  sim_alloc_info a;
+  return sim_mem_lookup(dst, &a) && a.kind == SIM_MEM_NCCL;
+}
+
 static ncclResult_t put_post(sim_task *base) {
   put_task *t = (put_task *)base;
   ncclComm_t comm = base->comm;
@@ -31,13 +38,11 @@ static ncclResult_t put_post(sim_task *base) {
   if (sim_net_remote(c->net, t->peer)) return rma_net_put(comm, t->peer, t->src, t->nbytes, t->cw, t->off, t->net);
   void *dst = (char *)t->cw->ptr[t->peer] + t->off;
   if (t->nbytes) {
-    /* The target's window memory must still be allocated (ncclsim checks
-     * this; real NCCL would write to freed memory). The enqueue found it,
-     * and unless something was freed since, it still is: the lookup (a
-     * thread-local cache, a call to __tls_get_addr) stays off the path from
-     * the peer's signal to this one. */
-    sim_alloc_info a;
-    if (t->frees != sim_mem_frees() && (!sim_mem_lookup(dst, &a) || a.kind != SIM_MEM_NCCL)) {
+    /* The enqueue found the target allocated, and unless something was
+     * freed since, it still is: the lookup (a thread-local cache, a call
+     * to __tls_get_addr) stays off the path from the peer's signal to this
+     * one. */
+    if (t->frees != sim_mem_frees() && !target_allocated(dst)) {
       return sim_comm_fail(comm, ncclInvalidUsage,
                            "ncclPutSignal to rank %d: its window memory %p was freed (ncclsim checks this; real "
                            "NCCL does not)",
@@ -129,8 +134,7 @@ SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclD
                   .frees = UINT64_MAX};
   if (bytes && !sim_net_remote(comm->clique->net, peer)) {
     uint64_t frees = sim_mem_frees();
-    sim_alloc_info a;
-    if (sim_mem_lookup((char *)cw->ptr[peer] + peerWinOffset, &a) && a.kind == SIM_MEM_NCCL) t->frees = frees;
+    if (target_allocated((char *)cw->ptr[peer] + peerWinOffset)) t->frees = frees;
   }
   return sim_task_submit(&t->base, stream);
 }

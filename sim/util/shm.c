@@ -478,6 +478,13 @@ static void *publish(sim_shared_id id, void *s) {
 
 static _Atomic int registered;
 
+/* What a process's death takes back: its share of the busy workers, and
+ * the communicators it had ranks in. */
+static void exited(int pid) {
+  sim_workers_gone(pid);
+  sim_proc_exited(pid);
+}
+
 static void *monitor(void *arg) {
   (void)arg;
   int fds[SIM_SHM_MAX_PROCS], pids[SIM_SHM_MAX_PROCS];
@@ -494,10 +501,7 @@ static void *monitor(void *arg) {
         pids[i] = pid;
         if (pid > 0 && pid != self) {
           fds[i] = (int)syscall(SYS_pidfd_open, pid, 0);
-          if (fds[i] < 0 && errno == ESRCH) {
-            sim_workers_gone(pid);
-            sim_proc_exited(pid);
-          }
+          if (fds[i] < 0 && errno == ESRCH) exited(pid);
         }
       }
       if (fds[i] >= 0) {
@@ -514,8 +518,7 @@ static void *monitor(void *arg) {
         fds[i] = -1;
         /* Leave pids[i]: the slot is cleared by whoever reuses it. */
         SIM_INFO(SIM_INIT, "ranks as processes: process %d exited", pids[i]);
-        sim_workers_gone(pids[i]);
-        sim_proc_exited(pids[i]);
+        exited(pids[i]);
         int expect = pids[i];
         atomic_compare_exchange_strong(&arena->procs[i].pid, &expect, -pids[i]);
         pids[i] = -pids[i];
