@@ -7,8 +7,10 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "sim.h"
@@ -135,6 +137,47 @@ static void freed_fn(rank_ctx *c) {
 static void test_free_while_registered(void **state) {
   pthread_barrier_init(&bar, NULL, 2);
   assert_int_equal(run_ranks(2, freed_fn, NULL), 0);
+  pthread_barrier_destroy(&bar);
+}
+
+/* The same with the free after the put was enqueued: the enqueue found the
+ * target allocated, and the worker, which looks again only when something
+ * was freed since (sim/rma/put.c), still fails the put. */
+static _Atomic int gate_open;
+static void gate_fn(void *arg) {
+  (void)arg;
+  while (!atomic_load(&gate_open)) usleep(1000);
+}
+static void freed_after_enqueue_fn(rank_ctx *c) {
+  void *mem;
+  ncclWindow_t w;
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  assert_int_equal(ncclMemAlloc(&mem, 8192), ncclSuccess);
+  assert_int_equal(ncclCommWindowRegister(c->comm, mem, 8192, &w, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  rma_connect(c, s);
+  if (c->rank == 0) {
+    atomic_store(&gate_open, 0);
+    assert_int_equal(cudaLaunchHostFunc(s, gate_fn, NULL), cudaSuccess);
+    assert_int_equal(ncclPutSignal(mem, 64, ncclUint8, 1, w, 0, 0, 0, 0, c->comm, s), ncclSuccess);
+  }
+  pthread_barrier_wait(&bar);
+  if (c->rank == 1) assert_int_equal(ncclMemFree(mem), ncclSuccess);
+  pthread_barrier_wait(&bar);
+  if (c->rank == 0) {
+    atomic_store(&gate_open, 1);
+    assert_int_not_equal(cudaStreamSynchronize(s), cudaSuccess);
+    assert_non_null(strstr(ncclGetLastError(c->comm), "freed"));
+  }
+  pthread_barrier_wait(&bar);
+  assert_int_equal(ncclCommWindowDeregister(c->comm, w), ncclSuccess);
+  if (c->rank == 0) assert_int_equal(ncclMemFree(mem), ncclSuccess);
+  cudaStreamDestroy(s);
+}
+
+static void test_free_after_enqueue(void **state) {
+  pthread_barrier_init(&bar, NULL, 2);
+  assert_int_equal(run_ranks(2, freed_after_enqueue_fn, NULL), 0);
   pthread_barrier_destroy(&bar);
 }
 
@@ -1033,6 +1076,7 @@ int main(void) {
       cmocka_unit_test(test_overlapping),
       cmocka_unit_test(test_dereg_while_registering),
       cmocka_unit_test(test_free_while_registered),
+      cmocka_unit_test(test_free_after_enqueue),
       cmocka_unit_test(test_unequal_sizes),
       cmocka_unit_test(test_counting_and_timeout),
       cmocka_unit_test(test_window_in_dev_table),
