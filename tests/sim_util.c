@@ -586,6 +586,51 @@ static void test_alloc_fail_nth(void **state) {
   assert_int_equal(ncclsimAllocFailAfter(0), 5);
 }
 
+/* Allocations from threads on different CPUs: unarmed, each CPU counts in
+ * a counter of its own, and ncclsimAllocFailAfter's answer is their sum;
+ * armed, "the Nth" is counted across threads, so exactly one fails. */
+enum { ALLOC_THREAD_CALLS = 2000 };
+typedef struct {
+  int cpu;
+  int failed;
+} alloc_thread_arg;
+
+static void *alloc_thread(void *p) {
+  alloc_thread_arg *a = p;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(a->cpu, &set);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set); /* best effort: any CPU counts */
+  for (int i = 0; i < ALLOC_THREAD_CALLS; i++) {
+    void *q = sim_malloc(8);
+    if (!q) a->failed++;
+    sim_free(q);
+  }
+  return NULL;
+}
+
+static void alloc_on_cpus(alloc_thread_arg args[2]) {
+  pthread_t th[2];
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int i = 0; i < 2; i++) {
+    args[i] = (alloc_thread_arg){.cpu = ncpu > 1 ? i : 0};
+    assert_int_equal(pthread_create(&th[i], NULL, alloc_thread, &args[i]), 0);
+  }
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
+}
+
+static void test_alloc_count_threads(void **state) {
+  (void)state;
+  alloc_thread_arg args[2];
+  ncclsimAllocFailAfter(0);
+  alloc_on_cpus(args);
+  assert_int_equal(args[0].failed + args[1].failed, 0);
+  assert_int_equal(ncclsimAllocFailAfter(ALLOC_THREAD_CALLS + ALLOC_THREAD_CALLS / 2), 2 * ALLOC_THREAD_CALLS);
+  alloc_on_cpus(args);
+  assert_int_equal(args[0].failed + args[1].failed, 1);
+  assert_int_equal(ncclsimAllocFailAfter(0), 2 * ALLOC_THREAD_CALLS);
+}
+
 /* Every allocator can be failed; a failed realloc leaves the block as it
  * was. */
 static void test_alloc_each_fails(void **state) {
@@ -799,6 +844,7 @@ int main(void) {
       cmocka_unit_test(test_param_set_alloc_failure),
       cmocka_unit_test(test_param_dump),
       cmocka_unit_test(test_alloc_fail_nth),
+      cmocka_unit_test(test_alloc_count_threads),
       cmocka_unit_test(test_alloc_each_fails),
       cmocka_unit_test(test_alloc_edge_sizes),
       cmocka_unit_test(test_idle_worker_leaves_busy_cpus),

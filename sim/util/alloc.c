@@ -5,19 +5,36 @@
  * memory, comes through here, so a test can make the Nth allocation fail
  * (SQLite-style fault loop) with ncclsimAllocFailAfter().
  */
+#include "config.h" /* _GNU_SOURCE: sched_getcpu */
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../sim.h"
 
-static _Atomic uint64_t calls;     /* allocations since the last ncclsimAllocFailAfter */
-static _Atomic uint64_t fail_at;   /* fail when calls reaches this; 0: never */
+/* Allocations are counted for ncclsimAllocFailAfter's answer. While no
+ * failure is armed, in a counter per CPU: one counter, which every rank's
+ * host thread bumped at each enqueue (an op's pool block), bounced between
+ * their cores and was the largest item of an ncclSend's host time (9% of
+ * bench/signal_latency's cycles). Armed, in one counter, so that "the Nth
+ * allocation" is exact across threads. */
+enum { SHARDS = 64 };
+static struct {
+  _Alignas(64) _Atomic uint64_t n;
+} shard[SHARDS];
+static _Atomic uint64_t calls;   /* allocations since arming, while armed */
+static _Atomic uint64_t fail_at; /* fail when calls reaches this; 0: never */
 
 static bool should_fail(void) {
+  uint64_t at = atomic_load_explicit(&fail_at, memory_order_relaxed);
+  if (!at) {
+    int cpu = sched_getcpu(); /* the rseq area: no system call */
+    atomic_fetch_add_explicit(&shard[(unsigned)(cpu < 0 ? 0 : cpu) % SHARDS].n, 1, memory_order_relaxed);
+    return false;
+  }
   uint64_t n = atomic_fetch_add(&calls, 1) + 1;
-  uint64_t at = atomic_load(&fail_at);
-  if (at && n == at) {
+  if (n == at) {
     SIM_INFO(SIM_ALLOC, "injected failure of allocation %llu", (unsigned long long)n);
     return true;
   }
@@ -76,6 +93,7 @@ char *sim_strdup(const char *s) {
 
 SIM_EXPORT uint64_t ncclsimAllocFailAfter(uint64_t n) {
   uint64_t made = atomic_exchange(&calls, 0);
+  for (int i = 0; i < SHARDS; i++) made += atomic_exchange_explicit(&shard[i].n, 0, memory_order_relaxed);
   atomic_store(&fail_at, n);
   return made;
 }
