@@ -181,6 +181,47 @@ static void test_free_after_enqueue(void **state) {
   pthread_barrier_destroy(&bar);
 }
 
+/* Both ranks deregister while rank 0's put is still queued: the put holds
+ * a reference of its own rank to the collective window (rank 1's count has
+ * fallen to 0 by then, its own put long done), so the window's pointers
+ * stay readable and the bytes land. ASan sees a use after free if the
+ * references are dropped from the wrong rank's count. */
+static void dereg_with_put_queued_fn(rank_ctx *c) {
+  void *mem;
+  ncclWindow_t w;
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  assert_int_equal(ncclMemAlloc(&mem, 4096), ncclSuccess);
+  memset(mem, 0x10 + c->rank, 4096);
+  assert_int_equal(ncclCommWindowRegister(c->comm, mem, 4096, &w, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
+  rma_connect(c, s);
+  if (c->rank == 0) {
+    atomic_store(&gate_open, 0);
+    assert_int_equal(cudaLaunchHostFunc(s, gate_fn, NULL), cudaSuccess);
+  }
+  assert_int_equal(ncclPutSignal(mem, 64, ncclUint8, 1 - c->rank, w, 1024, 0, 0, 0, c->comm, s), ncclSuccess);
+  if (c->rank == 1) assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  assert_int_equal(ncclCommWindowDeregister(c->comm, w), ncclSuccess);
+  pthread_barrier_wait(&bar); /* both deregistered; rank 0's put is still queued */
+  if (c->rank == 0) {
+    atomic_store(&gate_open, 1);
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  }
+  pthread_barrier_wait(&bar);
+  unsigned char *got = (unsigned char *)mem + 1024;
+  for (int i = 0; i < 64; i++) assert_int_equal(got[i], 0x10 + (1 - c->rank));
+  pthread_barrier_wait(&bar);
+  assert_int_equal(ncclMemFree(mem), ncclSuccess);
+  cudaStreamDestroy(s);
+}
+
+static void test_dereg_with_put_queued(void **state) {
+  (void)state;
+  pthread_barrier_init(&bar, NULL, 2);
+  assert_int_equal(run_ranks(2, dereg_with_put_queued_fn, NULL), 0);
+  pthread_barrier_destroy(&bar);
+}
+
 /* Unequal sizes are accepted, as by real NCCL 2.28.3 and 2.30.7
  * (conformance/probes/win_unequal.c): each rank's window keeps its own
  * size. Rank 2's window is twice the others'. A put's offset must lie in
@@ -1077,6 +1118,7 @@ int main(void) {
       cmocka_unit_test(test_dereg_while_registering),
       cmocka_unit_test(test_free_while_registered),
       cmocka_unit_test(test_free_after_enqueue),
+      cmocka_unit_test(test_dereg_with_put_queued),
       cmocka_unit_test(test_unequal_sizes),
       cmocka_unit_test(test_counting_and_timeout),
       cmocka_unit_test(test_window_in_dev_table),

@@ -69,7 +69,7 @@ static void put_describe(sim_task *base, char *buf, size_t len) {
 
 static void put_release(sim_task *base) {
   put_task *t = (put_task *)base;
-  rma_cwin_unref(t->cw);
+  rma_cwin_unref(t->cw, base->comm->rank);
   sim_task_free(base);
 }
 
@@ -111,7 +111,7 @@ SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclD
              "%s: peerWinOffset %zu is past rank %d's own window (%zu bytes); NCCL checks a put's offset against "
              "the caller's window, whatever the size of rank %d's",
              op, peerWinOffset, comm->rank, own->size, peer);
-    rma_cwin_unref(cw);
+    rma_cwin_unref(cw, comm->rank);
     return sim_group_error(ncclInvalidArgument);
   }
   size_t peer_size = cw->size[peer];
@@ -120,12 +120,12 @@ SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclD
              "%s: %zu bytes at offset %zu run past the end of rank %d's window (%zu bytes) (ncclsim checks this; "
              "real NCCL does not)",
              op, bytes, peerWinOffset, peer, peer_size);
-    rma_cwin_unref(cw);
+    rma_cwin_unref(cw, comm->rank);
     return sim_group_error(ncclInvalidArgument);
   }
   put_task *t = sim_task_alloc(sizeof *t, stream);
   if (!t) {
-    rma_cwin_unref(cw);
+    rma_cwin_unref(cw, comm->rank);
     return sim_group_error(ncclSystemError);
   }
   *t = (put_task){.base = {.ops = &put_ops, .comm = comm, .bytes = bytes, .conn = SIM_CONN_RMA, .has_peer = true,

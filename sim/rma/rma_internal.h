@@ -35,11 +35,17 @@ typedef struct rma_cwin {
   void **ptr;   /* by rank: that rank's window memory (in its process, for a rank elsewhere) */
   size_t *size; /* by rank: that rank's window, bytes (one allocation with ptr) */
   sim_ucx_rkey *key; /* across hosts, by rank: the remote key of a rank elsewhere; else NULL */
-  /* Live handles + tasks in flight. Every rank's puts take and drop a
-   * reference, so it has a line of its own: next to `ptr`, which every put
-   * reads, it took 25 ns a put to fetch the line back from the peer's core
-   * (a 2-rank ping-pong on 2 CPUs). */
+  /* The ranks here that hold it: those whose count below is above 0. */
   _Alignas(64) _Atomic int refs;
+  /* By rank: its live handle (1) + its tasks in flight. A put takes and
+   * drops a reference of its own rank, which only that rank's threads
+   * touch, on a line of its own. One count for all ranks took a line
+   * from the peer's core at every put and every put's release (6% of
+   * bench/signal_latency's cycles); next to `ptr`, which every put reads,
+   * it had cost 25 ns a put. */
+  struct {
+    _Alignas(64) _Atomic int n;
+  } rank[];
 } rma_cwin;
 
 struct ncclWindow_vidmem {
@@ -139,7 +145,10 @@ ncclResult_t rma_check_host_rma(ncclComm_t comm, const char *op);
 
 /* ---- where windows live (win_registry.c) ---- */
 
-void rma_cwin_unref(rma_cwin *cw);
+/* A reference of rank `rank` to cw; its drop (the last of every rank
+ * frees cw). */
+void rma_cwin_ref(rma_cwin *cw, int rank);
+void rma_cwin_unref(rma_cwin *cw, int rank);
 /* A new handle of a completed round enters its rank's list, the
  * process-wide list, the rank's memory count and its device window table. */
 void rma_win_publish(ncclComm_t comm, struct ncclWindow_vidmem *w);

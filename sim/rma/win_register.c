@@ -65,8 +65,9 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
   int n = st->nranks;
   ncclResult_t status = ncclSuccess;
   const sim_net_map *m = c->net;
-  rma_cwin *cw = sim_aligned_alloc(64, sizeof *cw);
-  if (cw) memset(cw, 0, sizeof *cw);
+  size_t cw_bytes = sizeof(rma_cwin) + (size_t)n * sizeof(((rma_cwin *)0)->rank[0]);
+  rma_cwin *cw = sim_aligned_alloc(64, cw_bytes);
+  if (cw) memset(cw, 0, cw_bytes);
   /* pointers and sizes in one block, freed with ptr (rma_cwin_unref) */
   void **ptrs = sim_calloc((size_t)n, sizeof *ptrs + sizeof(size_t));
   if (cw && m && !(cw->key = sim_calloc((size_t)n, sizeof *cw->key))) sim_free(ptrs), ptrs = NULL;
@@ -88,7 +89,7 @@ static ncclResult_t round_complete(sim_rv *rv, void *arg) {
     for (int i = 0; i < n; i++) {
       ptrs[i] = slot_of(rv, i)->ptr, cw->size[i] = slot_of(rv, i)->size;
       if (cw->key) cw->key[i] = slot_of(rv, i)->key;
-      here += !sim_net_remote(m, i);
+      if (!sim_net_remote(m, i)) here++, atomic_init(&cw->rank[i].n, 1); /* its handle's */
     }
     cw->nranks = n;
     cw->flags = slot_of(rv, 0)->flags;

@@ -18,8 +18,13 @@
 
 /* ---- collective windows ---- */
 
-void rma_cwin_unref(rma_cwin *cw) {
-  if (atomic_fetch_sub(&cw->refs, 1) != 1) return;
+void rma_cwin_ref(rma_cwin *cw, int rank) { atomic_fetch_add_explicit(&cw->rank[rank].n, 1, memory_order_relaxed); }
+
+void rma_cwin_unref(rma_cwin *cw, int rank) {
+  /* acq_rel, as any reference count: what this holder did with cw happens
+   * before the last drop frees it. */
+  if (atomic_fetch_sub_explicit(&cw->rank[rank].n, 1, memory_order_acq_rel) != 1) return;
+  if (atomic_fetch_sub_explicit(&cw->refs, 1, memory_order_acq_rel) != 1) return;
   sim_free(cw->ptr);
   sim_free(cw->key);
   sim_free(cw);
@@ -145,7 +150,7 @@ void rma_win_retire(ncclComm_t comm, struct ncclWindow_vidmem *w) {
    * deregistering a window others still write to is the user's error. */
   sim_ucx_mem_unmap(w->memh);
   w->memh = NULL;
-  rma_cwin_unref(w->cw);
+  rma_cwin_unref(w->cw, comm->rank);
   w->cw = NULL;
   dead_win *d = sim_calloc(1, sizeof *d);
   if (d) {
@@ -170,7 +175,7 @@ void rma_wins_fini(ncclComm_t comm) {
     wins = w->next;
     gunlink(w);
     sim_dev_window_remove(comm, w);
-    rma_cwin_unref(w->cw);
+    rma_cwin_unref(w->cw, comm->rank);
     w->magic = 0;
     sim_free(w);
   }
@@ -195,7 +200,7 @@ struct ncclWindow_vidmem *rma_find_own(ncclComm_t comm, ncclWindow_t win, rma_cw
   sim_mutex_lock(&rk->lock);
   struct ncclWindow_vidmem **pp = rma_win_find_in(&rk->wins, win), *w = pp ? *pp : NULL;
   if (w) {
-    atomic_fetch_add(&w->cw->refs, 1);
+    rma_cwin_ref(w->cw, comm->rank);
     *cw = w->cw;
   }
   pthread_mutex_unlock(&rk->lock);
