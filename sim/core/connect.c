@@ -142,7 +142,15 @@ static bool need_of(sim_task *t, need *nd) {
   ncclComm_t comm = t->comm;
   sim_clique *c = comm->clique;
   size_t n = (size_t)c->nranks;
-  *nd = (need){.task = t, .c = c, .a = -1, .b = -1};
+  /* Field by field: zeroing the whole need (its UCX ops) at every enqueue
+   * cost more than the check; the ops are cleared for a link that uses
+   * them. */
+  nd->task = t;
+  nd->c = c;
+  nd->key = 0;
+  nd->a = nd->b = -1;
+  nd->arrived = nd->remote = nd->host_only = false;
+  nd->in = 0;
   if (!comm->blocking) return false;
   /* Across hosts (sim/net) a link to another host is hellos through UCX;
    * the comm-wide ones meet this host's ranks, then the leaders'
@@ -154,6 +162,7 @@ static bool need_of(sim_task *t, need *nd) {
     nd->b = t->conn == SIM_CONN_SEND ? t->conn_peer : comm->rank;
     nd->key = KEY(KEY_LINK, (size_t)nd->a * n + (size_t)nd->b);
     nd->remote = c->net && c->net->host[nd->a] != c->net->host[nd->b];
+    if (nd->remote) memset(nd->hello, 0, sizeof nd->hello);
     break;
   case SIM_CONN_COLL: nd->key = KEY(KEY_COLL, 0); break;
   case SIM_CONN_RMA: nd->key = KEY(KEY_RMA, 0); break;
