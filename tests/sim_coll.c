@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "sim_ranks.h"
@@ -424,7 +425,8 @@ static void test_unaligned_wide(void **state) {
  * results stored through the cache and around it (sim/coll/work.c). Both
  * paths give the same results: allreduce, reduce-scatter, allgather and
  * all-to-all of 3 ranks, an odd count (strips and a tail) at an odd byte
- * offset, with 0 (every collective streams) and with a bound none reaches. */
+ * offset, with 0 (every collective streams but the reduce-scatter, which
+ * never does) and with a bound none reaches. */
 static void test_stream_store(void **state) {
   (void)state;
   enum { R = 3, C = 3 * 20011 }; /* elements per rank's buffer */
@@ -490,6 +492,69 @@ static void test_stream_store(void **state) {
   free(h);
 }
 
+/* Which collectives store around the cache, as the plan's TRACE line says:
+ * with the bound at 0 an allreduce does, a reduce-scatter (one output per
+ * result, where the stores around the cache cost more than they save)
+ * never. */
+static void test_stream_store_choice(void **state) {
+  (void)state;
+  enum { R = 2, C = 1 << 16 };
+  ncclComm_t comms[R];
+  cudaStream_t st[R];
+  void *sb[R], *rb[R];
+  assert_int_equal(ncclCommInitAll(comms, R, NULL), ncclSuccess);
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    assert_int_equal(cudaStreamCreate(&st[r]), cudaSuccess);
+    assert_int_equal(cudaMalloc(&sb[r], C * sizeof(float)), cudaSuccess);
+    assert_int_equal(cudaMalloc(&rb[r], C * sizeof(float)), cudaSuccess);
+  }
+  assert_int_equal(ncclsimParamSet("STREAM_STORE_BYTES", "0"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG", "TRACE"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", "COLL"), ncclSuccess);
+  FILE *log = tmpfile();
+  assert_non_null(log);
+  fflush(stderr);
+  int saved = dup(2);
+  assert_true(saved >= 0);
+  assert_true(dup2(fileno(log), 2) == 2);
+  for (int kind = 0; kind < 2; kind++) {
+    assert_int_equal(ncclGroupStart(), ncclSuccess);
+    for (int r = 0; r < R; r++)
+      assert_int_equal(kind == 0 ? ncclAllReduce(sb[r], rb[r], C, ncclFloat32, ncclSum, comms[r], st[r])
+                                 : ncclReduceScatter(sb[r], rb[r], C / R, ncclFloat32, ncclSum, comms[r], st[r]),
+                       ncclSuccess);
+    assert_int_equal(ncclGroupEnd(), ncclSuccess);
+    for (int r = 0; r < R; r++) assert_int_equal(cudaStreamSynchronize(st[r]), cudaSuccess);
+  }
+  fflush(stderr);
+  assert_true(dup2(saved, 2) == 2);
+  close(saved);
+  ncclsimParamSet("DEBUG", NULL);
+  ncclsimParamSet("DEBUG_SUBSYS", NULL);
+  ncclsimParamSet("STREAM_STORE_BYTES", NULL);
+  char text[4096] = "";
+  rewind(log);
+  size_t got = fread(text, 1, sizeof text - 1, log);
+  text[got] = 0;
+  fclose(log);
+  char *ar = strstr(text, "ncclAllReduce "), *rs = strstr(text, "ncclReduceScatter ");
+  if (!ar || !rs) fail_msg("no plan lines in:\n%s", text);
+  char *ar_end = strchr(ar, '\n'), *rs_end = strchr(rs, '\n');
+  assert_non_null(ar_end);
+  assert_non_null(rs_end);
+  *ar_end = *rs_end = 0;
+  assert_non_null(strstr(ar, "stored around the cache"));
+  assert_non_null(strstr(rs, "stored through the cache"));
+  for (int r = 0; r < R; r++) {
+    cudaSetDevice(r);
+    cudaFree(sb[r]);
+    cudaFree(rb[r]);
+    cudaStreamDestroy(st[r]);
+    ncclCommDestroy(comms[r]);
+  }
+}
+
 /* ----------------------------------------------------- PreMulSum misuse */
 
 static void test_premulsum_misuse(void **state) {
@@ -535,6 +600,7 @@ int main(void) {
       cmocka_unit_test(test_timeout),          cmocka_unit_test(test_one_thread_group),
       cmocka_unit_test(test_premulsum_misuse), cmocka_unit_test(test_unaligned_narrow),
       cmocka_unit_test(test_unaligned_wide),   cmocka_unit_test(test_stream_store),
+      cmocka_unit_test(test_stream_store_choice),
       cmocka_unit_test(test_seq_of_dropped_calls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

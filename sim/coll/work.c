@@ -175,8 +175,17 @@ void coll_plan_jobs(coll_plan *p, sim_rv *rv) {
    * fits keeps them in cache, where the next reader finds them: streamed,
    * 2-rank allreduces and reduce-scatters of 4 MiB (16 and 12 MiB in all)
    * ran at 0.37-0.48 of bench/coll_roofline, kept in cache at 0.55-0.75. */
+  /* A reduction to one output (reduce-scatter, reduce) never streams: its
+   * results are a small part of its traffic, and stored around the cache
+   * they cost more than the reads for ownership they save. 2-rank
+   * reduce-scatters of 16 and 64 MiB ran at 0.49 and 0.56 of the roofline
+   * streamed, 0.71 and 0.73 through the cache; 4 ranks, 0.55 and 0.57
+   * against 0.54 and 0.59 (medians of 3 alternating runs). An allreduce,
+   * which writes every result once per rank, gains: 4 ranks, 0.75 and 0.68
+   * streamed against 0.52 and 0.52. */
   int64_t at = sim_param_int(SIM_P_STREAM_STORE_BYTES);
-  p->stream = footprint(p, total) > (at > 0 ? (uint64_t)at : 0);
+  bool one_out = p->kind == C_REDUCESCATTER || p->kind == C_REDUCE;
+  p->stream = !one_out && footprint(p, total) > (at > 0 ? (uint64_t)at : 0);
   p->slice = bytes / p->esize;
   p->spb = (p->bcount + p->slice - 1) / p->slice;
   p->njobs = nblocks * p->spb;
