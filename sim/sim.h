@@ -121,12 +121,15 @@ void sim_log(sim_log_level level, unsigned subsys, const char *file, int line, c
 const char *sim_last_warning(void);
 void sim_clear_warning(void);
 
-/* NCCL-style error trail: log the failing call's location and propagate. */
+/* NCCL-style error trail: log the failing call's location and propagate.
+ * On the error path only, so sim_log tests the level itself: no branch of
+ * its own at every check. */
 #define SIM_CHECK(call)                                                        \
   do {                                                                         \
     ncclResult_t sim_res_ = (call);                                            \
     if (sim_res_ != ncclSuccess) {                                             \
-      SIM_INFO(SIM_ALL, "%s:%d -> %d", __FILE__, __LINE__, (int)sim_res_);     \
+      sim_log(SIM_LOG_INFO, SIM_ALL, __FILE__, __LINE__, "%s:%d -> %d",        \
+              __FILE__, __LINE__, (int)sim_res_);                              \
       return sim_res_;                                                         \
     }                                                                          \
   } while (0)
@@ -134,7 +137,8 @@ void sim_clear_warning(void);
   do {                                                                         \
     (res) = (call);                                                            \
     if ((res) != ncclSuccess) {                                                \
-      SIM_INFO(SIM_ALL, "%s:%d -> %d", __FILE__, __LINE__, (int)(res));        \
+      sim_log(SIM_LOG_INFO, SIM_ALL, __FILE__, __LINE__, "%s:%d -> %d",        \
+              __FILE__, __LINE__, (int)(res));                                 \
       goto label;                                                              \
     }                                                                          \
   } while (0)
