@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "capture.h"
 #include "sim_ranks.h"
 
 static double now(void) {
@@ -525,27 +526,18 @@ static void xstream_fn(rank_ctx *c) {
 
 static void test_comm_order_deadlock_diagnosed(void **state) {
   ncclsimParamSet("DEBUG", "WARN");
-  FILE *f = tmpfile(); /* the WARN lines, from stderr */
-  assert_non_null(f);
-  fflush(stderr);
-  int saved = dup(2);
-  dup2(fileno(f), 2);
+  capture cap; /* the WARN lines, from stderr */
+  capture_start(&cap, 2);
   atomic_store(&xstream_timeouts, 0);
   int failed = run_ranks(2, xstream_fn, NULL);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  static char log[65536];
-  rewind(f);
-  size_t n = fread(log, 1, sizeof log - 1, f);
-  fclose(f);
-  log[n] = 0;
+  char *log = capture_end(&cap);
   assert_int_equal(failed, 0);
   ncclsimParamSet("DEBUG", NULL);
   print_message("%s", log);
   assert_non_null(strstr(log, "ncclSignal, not begun: it waits for the rank's earlier operations on another stream"));
   assert_non_null(strstr(log, "in the order they were issued, across streams"));
   assert_true(atomic_load(&xstream_timeouts) >= 1);
+  free(log);
 }
 
 /* A group is one launch: a send on one stream and a receive on another,

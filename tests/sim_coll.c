@@ -9,9 +9,9 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include <cmocka.h>
 
+#include "capture.h"
 #include "sim_ranks.h"
 
 enum { N = 3, COUNT = 64 };
@@ -512,12 +512,8 @@ static void test_stream_store_choice(void **state) {
   assert_int_equal(ncclsimParamSet("STREAM_STORE_BYTES", "0"), ncclSuccess);
   assert_int_equal(ncclsimParamSet("DEBUG", "TRACE"), ncclSuccess);
   assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", "COLL"), ncclSuccess);
-  FILE *log = tmpfile();
-  assert_non_null(log);
-  fflush(stderr);
-  int saved = dup(2);
-  assert_true(saved >= 0);
-  assert_true(dup2(fileno(log), 2) == 2);
+  capture cap;
+  capture_start(&cap, 2);
   for (int kind = 0; kind < 2; kind++) {
     assert_int_equal(ncclGroupStart(), ncclSuccess);
     for (int r = 0; r < R; r++)
@@ -527,17 +523,10 @@ static void test_stream_store_choice(void **state) {
     assert_int_equal(ncclGroupEnd(), ncclSuccess);
     for (int r = 0; r < R; r++) assert_int_equal(cudaStreamSynchronize(st[r]), cudaSuccess);
   }
-  fflush(stderr);
-  assert_true(dup2(saved, 2) == 2);
-  close(saved);
+  char *text = capture_end(&cap);
   ncclsimParamSet("DEBUG", NULL);
   ncclsimParamSet("DEBUG_SUBSYS", NULL);
   ncclsimParamSet("STREAM_STORE_BYTES", NULL);
-  char text[4096] = "";
-  rewind(log);
-  size_t got = fread(text, 1, sizeof text - 1, log);
-  text[got] = 0;
-  fclose(log);
   char *ar = strstr(text, "ncclAllReduce "), *rs = strstr(text, "ncclReduceScatter ");
   if (!ar || !rs) fail_msg("no plan lines in:\n%s", text);
   char *ar_end = strchr(ar, '\n'), *rs_end = strchr(rs, '\n');
@@ -546,6 +535,7 @@ static void test_stream_store_choice(void **state) {
   *ar_end = *rs_end = 0;
   assert_non_null(strstr(ar, "stored around the cache"));
   assert_non_null(strstr(rs, "stored through the cache"));
+  free(text);
   for (int r = 0; r < R; r++) {
     cudaSetDevice(r);
     cudaFree(sb[r]);
