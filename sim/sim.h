@@ -107,7 +107,7 @@ void sim_log(sim_log_level level, unsigned subsys, const char *file, int line, c
 #define SIM_WARN(sub, ...) sim_log(SIM_LOG_WARN, (sub), __FILE__, __LINE__, __VA_ARGS__)
 /* INFO and TRACE test the level before the call: a call that prints
  * nothing still cost a 1 KiB frame and a pthread_once, and p2p_post's
- * TRACE at every match was 4% of bench/signal_latency's cycles. */
+ * TRACE at every match was 4% of bench/signal_latency's CPU samples. */
 #define SIM_LOG_ON(lvl) ((int)(lvl) <= (int)sim_param(SIM_P_DEBUG))
 #define SIM_INFO(sub, ...) \
   (SIM_LOG_ON(SIM_LOG_INFO) ? sim_log(SIM_LOG_INFO, (sub), __FILE__, __LINE__, __VA_ARGS__) : (void)0)

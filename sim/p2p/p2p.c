@@ -73,7 +73,7 @@ typedef struct {
    * caller (the sender of a send, the receiver of a receive). A row per
    * caller, on lines of its own: laid out by pair, every rank's enqueues
    * bumped counters on the same few lines, which bounced between the
-   * ranks' host threads (7% of bench/signal_latency's cycles). */
+   * ranks' host threads (7% of bench/signal_latency's CPU samples). */
   _Atomic uint64_t *called;
   size_t stride; /* counters a row: 2 * nranks, rounded up to a line */
 } p2p_state;

@@ -41,8 +41,8 @@ typedef struct rma_cwin {
    * drops a reference of its own rank, which only that rank's threads
    * touch, on a line of its own. One count for all ranks took a line
    * from the peer's core at every put and every put's release (6% of
-   * bench/signal_latency's cycles); next to `ptr`, which every put reads,
-   * it had cost 25 ns a put. */
+   * bench/signal_latency's CPU samples); next to `ptr`, which every put
+   * reads, it had cost 25 ns a put. */
   struct {
     _Alignas(64) _Atomic int n;
   } rank[];

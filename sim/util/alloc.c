@@ -17,8 +17,8 @@
  * failure is armed, in a counter per CPU: one counter, which every rank's
  * host thread bumped at each enqueue (an op's pool block), bounced between
  * their cores and was the largest item of an ncclSend's host time (9% of
- * bench/signal_latency's cycles). Armed, in one counter, so that "the Nth
- * allocation" is exact across threads. */
+ * bench/signal_latency's CPU samples). Armed, in one counter, so that "the
+ * Nth allocation" is exact across threads. */
 enum { SHARDS = 64 };
 static struct {
   _Alignas(64) _Atomic uint64_t n;
