@@ -34,7 +34,9 @@
  * Small sizes: allreduce of 8 bytes (2 float32) at each rank count, time
  * per call in ns: time_ns on the stream clock, 1000 calls enqueued behind
  * a start gate (a host function on each rank's stream that returns once
- * every rank has enqueued), as bench/signal_latency times its ping-pongs;
+ * every rank has enqueued), as bench/signal_latency times its ping-pongs,
+ * past the first calls, which absorb the gate's skew between the ranks
+ * (start_time_ns, bench_warm in bench.h);
  * host_time_ns on the host clock, enqueues and synchronise included.
  * bench/latency-vs-mpi.sh sets them beside MPI_Allreduce of 8 bytes,
  * measured in the same run.
@@ -71,7 +73,7 @@ static pthread_barrier_t bar;
 static int nranks, iters;
 static size_t max_bytes = (size_t)16 << 20, cur_bytes; /* cur_bytes 0: the ranks leave */
 static coll_t cur_coll;
-static double rank_secs[MAX_RANKS], rank_stream_secs[MAX_RANKS];
+static double rank_secs[MAX_RANKS], rank_stream_secs[MAX_RANKS], rank_start_secs[MAX_RANKS];
 static _Atomic int gate_open; /* the small sizes' start gate (below) */
 static float *k_send[MAX_RANKS], *k_recv[MAX_RANKS]; /* the ranks' buffers, for the bare kernel */
 
@@ -125,8 +127,8 @@ static void *rank_main(void *arg) {
   CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
   k_send[rank] = send;
   k_recv[rank] = recv;
-  cudaEvent_t ev[2];
-  for (int e = 0; e < 2; e++) CHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
+  cudaEvent_t ev[3];
+  for (int e = 0; e < 3; e++) CHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
   for (;;) {
     pthread_barrier_wait(&bar); /* main set cur_bytes and cur_coll */
     if (!cur_bytes) break;
@@ -147,17 +149,23 @@ static void *rank_main(void *arg) {
       pthread_barrier_wait(&bar);
       CHECK(cudaLaunchHostFunc(s, gate_fn, NULL) == cudaSuccess, "cudaLaunchHostFunc");
       CHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
-      for (int i = 0; i < iters; i++) run_coll(cur_coll, send, recv, count, comm, s);
+      int warm = bench_warm(iters); /* the calls that absorb the gate's skew (bench.h), timed apart */
+      for (int i = 0; i < iters; i++) {
+        if (i == warm) CHECK(cudaEventRecord(ev[2], s) == cudaSuccess, "cudaEventRecord");
+        run_coll(cur_coll, send, recv, count, comm, s);
+      }
       CHECK(cudaEventRecord(ev[1], s) == cudaSuccess, "cudaEventRecord");
       pthread_barrier_wait(&bar); /* main opens the gate */
       CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
       float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
-      rank_stream_secs[rank] = ms * 1e-3 / iters;
+      CHECK(cudaEventElapsedTime(&ms, ev[2], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
+      rank_stream_secs[rank] = ms * 1e-3 / (iters - warm);
+      CHECK(cudaEventElapsedTime(&ms, ev[0], ev[2]) == cudaSuccess, "cudaEventElapsedTime");
+      rank_start_secs[rank] = warm ? ms * 1e-3 / warm : 0;
     }
     pthread_barrier_wait(&bar); /* main reads the time, then runs its add loop while we wait */
   }
-  for (int e = 0; e < 2; e++) cudaEventDestroy(ev[e]);
+  for (int e = 0; e < 3; e++) cudaEventDestroy(ev[e]);
   cudaStreamDestroy(s);
   cudaFree(send);
   cudaFree(recv);
@@ -292,7 +300,7 @@ static void measure(coll_t c, size_t bytes, int repeats) {
   int reps = clampi(25e9 * 0.05 / (1.5 * traffic), 2, 1000);
   cur_coll = c;
   cur_bytes = bytes;
-  double host_ns[MAX_REPEATS];
+  double host_ns[MAX_REPEATS], start_ns[MAX_REPEATS];
   for (int rep = 0; rep < repeats; rep++) {
     pthread_barrier_wait(&bar); /* go */
     pthread_barrier_wait(&bar); /* warmed up */
@@ -305,7 +313,9 @@ static void measure(coll_t c, size_t bytes, int repeats) {
     atomic_store(&gate_open, 0);
     t_coll[rep] = 0;
     host_ns[rep] = 0;
+    start_ns[rep] = 0;
     for (int r = 0; r < nranks; r++) {
+      if (rank_start_secs[r] * 1e9 > start_ns[rep]) start_ns[rep] = rank_start_secs[r] * 1e9;
       double t = bytes < 1024 ? rank_stream_secs[r] : rank_secs[r];
       if (t > t_coll[rep]) t_coll[rep] = t;
       if (rank_secs[r] * 1e9 > host_ns[rep]) host_ns[rep] = rank_secs[r] * 1e9;
@@ -324,11 +334,12 @@ static void measure(coll_t c, size_t bytes, int repeats) {
   if (bytes < 1024) {
     for (int rep = 0; rep < repeats; rep++) us[rep] *= 1000;
     x = bench_stats(us, repeats);
-    bench_spread h = bench_stats(host_ns, repeats);
+    bench_spread h = bench_stats(host_ns, repeats), st = bench_stats(start_ns, repeats);
     printf("bench=coll_roofline coll=%s ranks=%d bytes=%zu iters=%d repeats=%d time_ns=%.0f time_ns_min=%.0f "
-           "time_ns_max=%.0f host_time_ns=%.0f host_time_ns_min=%.0f host_time_ns_max=%.0f loadavg=%s\n",
-           coll_names[c], nranks, bytes, iters, repeats, x.med, x.min, x.max, h.med, h.min, h.max,
-           bench_loadavg(la, sizeof la));
+           "time_ns_max=%.0f host_time_ns=%.0f host_time_ns_min=%.0f host_time_ns_max=%.0f warm_calls=%d "
+           "start_time_ns=%.0f start_time_ns_min=%.0f start_time_ns_max=%.0f loadavg=%s\n",
+           coll_names[c], nranks, bytes, iters, repeats, x.med, x.min, x.max, h.med, h.min, h.max, bench_warm(iters),
+           st.med, st.min, st.max, bench_loadavg(la, sizeof la));
     fflush(stdout);
     return;
   }

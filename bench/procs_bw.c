@@ -97,9 +97,10 @@ typedef struct {
   _Atomic int failed;
   char why[MAX_PROCS][256];
   double secs[MAX_PROCS]; /* this repeat, per rank */
-  double t_stream[2], t_gated[2], t_bare; /* this repeat, rank 0: per half round trip (put_signal, sendrecv) */
+  double t_stream[2], t_start[2], t_gated[2], t_bare; /* this repeat, rank 0: per half round trip (put_signal, sendrecv) */
   double t_small;                         /* this repeat: the slowest rank's 8-byte allreduce, per call */
   double small_host[MAX_PROCS];           /* this repeat, per rank: the same on the host clock */
+  double small_start[MAX_PROCS];          /* this repeat, per rank: the first calls past the gate (bench_warm) */
   _Atomic int small_gate;                 /* the 8-byte allreduces' start gate (below) */
   _Atomic uint32_t turn, sleepers;  /* the bare ping-pong */
   _Atomic int bare_unpinned;        /* a rank could not pin itself for it */
@@ -307,25 +308,26 @@ static void sendrecv_parent(void) {
 
 /* ---------------------------------------------------------- put_signal */
 
-/* Iterations per chunk: a chunk is up to 4 * CHUNK_ITERS + 3 CUDA
+/* Iterations per chunk: a chunk is up to 4 * CHUNK_ITERS + 4 CUDA
  * operations on rank 0's stream (a put_signal counts 3, a wait 1), which
  * must stay below the stream depth (see bench/signal_latency.c): the ranks
  * synchronise after each. */
 #define CHUNK_ITERS 128
 static int chunk_iters = CHUNK_ITERS;
-static double pp_stream[2][MAX_REPEATS], pp_gated[2][MAX_REPEATS], pp_bare[MAX_REPEATS];
+static double pp_stream[2][MAX_REPEATS], pp_start[2][MAX_REPEATS], pp_gated[2][MAX_REPEATS], pp_bare[MAX_REPEATS];
 
 /* One run of n ping-pong iterations in chunks, as bench/signal_latency:
  * rank 0's stream opens each chunk with a wait for a start signal (on a
  * communicator of its own) that rank 1 sends once both ranks have enqueued
  * the chunk, so the stream workers alone run the ping-pong; events on rank
- * 0's stream time it. test 0: ncclPutSignal of 8 bytes and ncclWaitSignal;
+ * 0's stream time it, its first iterations apart (bench_warm). test 0: ncclPutSignal of 8 bytes and ncclWaitSignal;
  * test 1: ncclSend and ncclRecv of 8 bytes. */
 static void pingpong(int test, int n, ncclComm_t comm, ncclComm_t gate, ncclWindow_t win, char *src, cudaStream_t s,
-                     cudaStream_t s2, cudaEvent_t ev[2]) {
+                     cudaStream_t s2, cudaEvent_t ev[3]) {
   int peer = 1 - my_rank;
   ncclWaitSignalDesc_t d = {1, peer, 0, 0};
-  double run = 0, gated = 0;
+  double run = 0, start = 0, gated = 0;
+  long warm_total = 0;
   for (int done = 0; done < n; done += chunk_iters) {
     int m = n - done < chunk_iters ? n - done : chunk_iters;
     bar_ranks();
@@ -333,7 +335,10 @@ static void pingpong(int test, int n, ncclComm_t comm, ncclComm_t gate, ncclWind
       NCHECK(ncclWaitSignal(1, &d, gate, s), gate);
       CCHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
     }
-    for (int i = 0; i < m; i++)
+    int warm = bench_warm(m);
+    warm_total += warm;
+    for (int i = 0; i < m; i++) {
+      if (i == warm && my_rank == 0) CCHECK(cudaEventRecord(ev[2], s) == cudaSuccess, "cudaEventRecord");
       for (int step = 0; step < 2; step++) {
         bool give = (step == 0) == (my_rank == 0);
         if (test == 0 && give) NCHECK(ncclPutSignal(src, 8, ncclUint8, peer, win, 64, 0, 0, 0, comm, s), comm);
@@ -341,6 +346,7 @@ static void pingpong(int test, int n, ncclComm_t comm, ncclComm_t gate, ncclWind
         else if (give) NCHECK(ncclSend(src, 8, ncclUint8, peer, comm, s), comm);
         else NCHECK(ncclRecv(src + 128, 8, ncclUint8, peer, comm, s), comm);
       }
+    }
     if (my_rank == 0) CCHECK(cudaEventRecord(ev[1], s) == cudaSuccess, "cudaEventRecord");
     bar_ranks();
     double t0 = bench_now();
@@ -349,13 +355,16 @@ static void pingpong(int test, int n, ncclComm_t comm, ncclComm_t gate, ncclWind
     gated += bench_now() - t0;
     if (my_rank == 0) {
       float ms;
-      CCHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
+      CCHECK(cudaEventElapsedTime(&ms, ev[2], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
       run += ms * 1e-3;
+      CCHECK(cudaEventElapsedTime(&ms, ev[0], ev[2]) == cudaSuccess, "cudaEventElapsedTime");
+      start += ms * 1e-3;
     }
   }
   if (my_rank == 1) SYNC(s2, gate);
   if (my_rank == 0) {
-    box->t_stream[test] = run / (2.0 * n);
+    box->t_stream[test] = run / (2.0 * (double)(n - warm_total));
+    box->t_start[test] = warm_total ? start / (2.0 * (double)warm_total) : 0;
     box->t_gated[test] = gated / (2.0 * n);
   }
 }
@@ -409,11 +418,11 @@ static void bare(int n) {
 static void signal_child(void) {
   ncclComm_t comm = join(&box->id), gate = join(&box->gate_id);
   cudaStream_t s, s2;
-  cudaEvent_t ev[2];
+  cudaEvent_t ev[3];
   char *mem;
   ncclWindow_t win;
   CCHECK(cudaStreamCreate(&s) == cudaSuccess && cudaStreamCreate(&s2) == cudaSuccess, "cudaStreamCreate");
-  for (int e = 0; e < 2; e++) CCHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
+  for (int e = 0; e < 3; e++) CCHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
   NCHECK(ncclMemAlloc((void **)&mem, 4096), comm);
   CCHECK(cudaMemset(mem, 0, 4096) == cudaSuccess, "cudaMemset");
   /* The put's source (offset 0) and target (offset 64) are both in the window. */
@@ -441,7 +450,7 @@ static void signal_child(void) {
   }
   NCHECK(ncclCommWindowDeregister(comm, win), comm);
   ncclMemFree(mem);
-  for (int e = 0; e < 2; e++) cudaEventDestroy(ev[e]);
+  for (int e = 0; e < 3; e++) cudaEventDestroy(ev[e]);
   cudaStreamDestroy(s);
   cudaStreamDestroy(s2);
   NCHECK(ncclCommDestroy(gate), NULL);
@@ -455,6 +464,7 @@ static void signal_parent(void) {
     for (int t = 0; t < 2; t++) {
       pp_stream[t][rep] = box->t_stream[t];
       pp_gated[t][rep] = box->t_gated[t];
+      pp_start[t][rep] = box->t_start[t];
     }
     pp_bare[rep] = box->t_bare;
   }
@@ -466,7 +476,7 @@ static void signal_parent(void) {
 #define SMALL_ITERS 1000
 static double small_secs[MAX_REPEATS];
 
-static double small_host_ns[MAX_REPEATS];
+static double small_host_ns[MAX_REPEATS], small_start_ns[MAX_REPEATS];
 
 /* A host function on each rank's stream that returns once rank 0 opens
  * the gate, which it does when both ranks have enqueued their calls. */
@@ -479,14 +489,16 @@ static void small_gate_fn(void *arg) {
  * enqueues and a synchronise, which compete with the stream workers for
  * the CPUs), and on the stream clock behind a start gate (events around
  * the calls), as bench/coll_roofline times the threads' 8-byte allreduce:
- * time_ns is the latter, comparable with the threads' figure. */
+ * time_ns is the latter past the first calls (start_time_ns, bench_warm),
+ * comparable with the threads' figure. */
 static void small_child(void) {
   ncclComm_t comm = join(&box->id);
   cudaStream_t s;
-  cudaEvent_t ev[2];
+  cudaEvent_t ev[3];
   float *buf;
+  int warm = bench_warm(SMALL_ITERS);
   CCHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
-  for (int e = 0; e < 2; e++) CCHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
+  for (int e = 0; e < 3; e++) CCHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
   CCHECK(cudaMalloc((void **)&buf, 64) == cudaSuccess, "cudaMalloc");
   CCHECK(cudaMemset(buf, 0, 64) == cudaSuccess, "cudaMemset");
   for (int rep = -1; rep < repeats; rep++) { /* rep -1: warm-up (the first connects) */
@@ -497,19 +509,24 @@ static void small_child(void) {
     box->small_host[my_rank] = (bench_now() - t0) / SMALL_ITERS;
     CCHECK(cudaLaunchHostFunc(s, small_gate_fn, NULL) == cudaSuccess, "cudaLaunchHostFunc");
     CCHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
-    for (int i = 0; i < SMALL_ITERS; i++) NCHECK(ncclAllReduce(buf, buf + 8, 2, ncclFloat32, ncclSum, comm, s), comm);
+    for (int i = 0; i < SMALL_ITERS; i++) {
+      if (i == warm) CCHECK(cudaEventRecord(ev[2], s) == cudaSuccess, "cudaEventRecord");
+      NCHECK(ncclAllReduce(buf, buf + 8, 2, ncclFloat32, ncclSum, comm, s), comm);
+    }
     CCHECK(cudaEventRecord(ev[1], s) == cudaSuccess, "cudaEventRecord");
     bar_ranks(); /* both enqueued */
     if (my_rank == 0) atomic_store(&box->small_gate, 1);
     SYNC(s, comm);
     float ms = 0;
-    CCHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
-    box->secs[my_rank] = ms * 1e-3 / SMALL_ITERS;
+    CCHECK(cudaEventElapsedTime(&ms, ev[2], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
+    box->secs[my_rank] = ms * 1e-3 / (SMALL_ITERS - warm);
+    CCHECK(cudaEventElapsedTime(&ms, ev[0], ev[2]) == cudaSuccess, "cudaEventElapsedTime");
+    box->small_start[my_rank] = ms * 1e-3 / warm;
     bar_ranks(); /* both past the gate */
     if (my_rank == 0) atomic_store(&box->small_gate, 0);
     bar_all(); /* the parent reads the times */
   }
-  for (int e = 0; e < 2; e++) cudaEventDestroy(ev[e]);
+  for (int e = 0; e < 3; e++) cudaEventDestroy(ev[e]);
   cudaFree(buf);
   cudaStreamDestroy(s);
   NCHECK(ncclCommDestroy(comm), NULL);
@@ -519,12 +536,13 @@ static void small_parent(void) {
   for (int rep = -1; rep < repeats; rep++) {
     bar_all();
     bar_all();
-    double slowest = 0, host = 0;
+    double slowest = 0, host = 0, start = 0;
     for (int r = 0; r < nprocs; r++) {
       if (box->secs[r] > slowest) slowest = box->secs[r];
       if (box->small_host[r] > host) host = box->small_host[r];
+      if (box->small_start[r] > start) start = box->small_start[r];
     }
-    if (rep >= 0) small_secs[rep] = slowest, small_host_ns[rep] = host * 1e9;
+    if (rep >= 0) small_secs[rep] = slowest, small_host_ns[rep] = host * 1e9, small_start_ns[rep] = start * 1e9;
   }
 }
 
@@ -684,6 +702,9 @@ int main(int argc, char **argv) {
     printf(MMM("over_bare", z, "%.2f"));
     printf(" ");
     printf(MMM("gated_half_rtt_ns", w, "%.0f"));
+    STATS3(w, pp_start[t][i_] * 1e9);
+    printf(" warm_iters=%d ", BENCH_WARM_CALLS);
+    printf(MMM("start_half_rtt_ns", w, "%.0f"));
     printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
   }
   fflush(stdout);
@@ -696,6 +717,9 @@ int main(int argc, char **argv) {
   printf(" ");
   STATS3(x, small_host_ns[i_]);
   printf(MMM("host_time_ns", x, "%.0f"));
+  STATS3(x, small_start_ns[i_]);
+  printf(" warm_calls=%d ", bench_warm(SMALL_ITERS));
+  printf(MMM("start_time_ns", x, "%.0f"));
   printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
   fflush(stdout);
 

@@ -17,7 +17,9 @@
  * Rank 0 gives to rank 1 and takes its answer; rank 1 takes, then gives
  * back. The iterations are enqueued on each rank's stream ahead of a start
  * gate, a chunk at a time, so the stream workers do the ping-pong.
- * Reported per test: the half round trip in ns, and its ratio to the bare
+ * Reported per test: the half round trip in ns, past each chunk's first
+ * BENCH_WARM_CALLS iterations (those are start_half_rtt_ns: they include waking
+ * the peer's stream worker), and its ratio to the bare
  * one (target <= 2) and to bare_put, each the median and min/max over
  * `repeats` repeats; a repeat runs both tests and the bare ping-pongs back
  * to back, and the ratios are taken within it. ctx_switches_per_half_rtt
@@ -84,6 +86,7 @@ static const char *const test_names[] = {"put_signal", "sendrecv"};
 /* Per test and repeat, rank 0's figures: per half round trip on the
  * stream clock and on the host clock (gate included), per enqueue. */
 static double t_stream[NTESTS][MAX_REPEATS], t_gated[NTESTS][MAX_REPEATS], t_enqueue[NTESTS][MAX_REPEATS];
+static double t_start[NTESTS][MAX_REPEATS]; /* per half round trip, each chunk's first iterations (bench_warm) */
 static double t_csw[NTESTS][MAX_REPEATS]; /* context switches per half round trip */
 
 /* The process's context switches so far, every thread's. */
@@ -102,8 +105,8 @@ static double t_bare[MAX_REPEATS], t_bare_put[MAX_REPEATS];
  * ncclPutSignal is three CUDA operations (a staged sequence write, the data
  * copy, the signal copy: rma/rma_ce.cc) and a ncclWaitSignal one, so an
  * iteration is up to four: with 256 iterations (1027 operations) the run
- * hung on 2 x H200. 128 iterations, 515 operations with the gate and the
- * two event records, is about half the depth. */
+ * hung on 2 x H200. 128 iterations, 516 operations with the gate and the
+ * three event records, is about half the depth. */
 #define CHUNK_ITERS 128
 static int chunk_iters = CHUNK_ITERS;
 
@@ -139,18 +142,19 @@ static void enqueue_iter(test_t test, int r, cudaStream_t s) {
  * communicator rank 1's start signal would wait for rank 1's chunk, which
  * waits for the start signal (communicators are not ordered with each
  * other unless NCCL_LAUNCH_ORDER_IMPLICIT is set). The timed part is the
- * ping-pong alone: two events on rank 0's stream, recorded after the start
- * wait and after the chunk's last operation, time each chunk's 2 *
- * chunk_iters half round trips, and the chunks' times add up. The host
+ * ping-pong alone: events on rank 0's stream, recorded after the start
+ * wait, after the chunk's first BENCH_WARM_CALLS iterations and after its last
+ * operation, time the chunk's steady half round trips (half_rtt_ns) apart
+ * from its start (start_half_rtt_ns), and the chunks' times add up. The host
  * clock from the start signal to the end of the synchronise is reported
  * too (gated_half_rtt_ns): it adds each chunk's start-signal handoff and
  * wake-up from the synchronise, which the stream clock leaves out. The
  * enqueue cost is reported on its own. */
-static void pingpong(test_t test, int r, int n, int rep, cudaStream_t s, cudaStream_t s2, cudaEvent_t ev[2]) {
+static void pingpong(test_t test, int r, int n, int rep, cudaStream_t s, cudaStream_t s2, cudaEvent_t ev[3]) {
   int peer = 1 - r;
   ncclWaitSignalDesc_t d = {1, peer, 0, 0};
-  double enq = 0, run = 0, gated = 0;
-  long calls = 0, csw = 0;
+  double enq = 0, run = 0, start = 0, gated = 0;
+  long calls = 0, csw = 0, warm_total = 0;
   for (int done = 0; done < n; done += chunk_iters) {
     int m = n - done < chunk_iters ? n - done : chunk_iters;
     pthread_barrier_wait(&bar);
@@ -159,10 +163,15 @@ static void pingpong(test_t test, int r, int n, int rep, cudaStream_t s, cudaStr
       CHECK(ncclWaitSignal(1, &d, gates[r], s) == ncclSuccess, "ncclWaitSignal");
       CHECK(cudaEventRecord(ev[0], s) == cudaSuccess, "cudaEventRecord");
     }
-    for (int i = 0; i < m; i++) enqueue_iter(test, r, s);
+    int warm = bench_warm(m); /* its steady part starts past these (bench.h) */
+    for (int i = 0; i < m; i++) {
+      if (i == warm && r == 0) CHECK(cudaEventRecord(ev[2], s) == cudaSuccess, "cudaEventRecord");
+      enqueue_iter(test, r, s);
+    }
     if (r == 0) CHECK(cudaEventRecord(ev[1], s) == cudaSuccess, "cudaEventRecord");
     enq += bench_now() - t0;
-    calls += 2 * m + (r == 0 ? 3 : 0);
+    calls += 2 * m + (r == 0 ? 4 : 0);
+    warm_total += warm;
     pthread_barrier_wait(&bar);
     long c0 = ctx_switches();
     t0 = bench_now();
@@ -172,13 +181,16 @@ static void pingpong(test_t test, int r, int n, int rep, cudaStream_t s, cudaStr
     csw += ctx_switches() - c0;
     if (r == 0) {
       float ms;
-      CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
+      CHECK(cudaEventElapsedTime(&ms, ev[2], ev[1]) == cudaSuccess, "cudaEventElapsedTime");
       run += ms * 1e-3;
+      CHECK(cudaEventElapsedTime(&ms, ev[0], ev[2]) == cudaSuccess, "cudaEventElapsedTime");
+      start += ms * 1e-3;
     }
   }
   if (r == 0 && rep >= 0) {
     t_enqueue[test][rep] = enq / calls;
-    t_stream[test][rep] = run / (2.0 * n);
+    t_stream[test][rep] = run / (2.0 * (double)(n - warm_total));
+    t_start[test][rep] = warm_total ? start / (2.0 * (double)warm_total) : 0;
     t_gated[test][rep] = gated / (2.0 * n);
     t_csw[test][rep] = (double)csw / (2.0 * n);
   }
@@ -187,11 +199,11 @@ static void pingpong(test_t test, int r, int n, int rep, cudaStream_t s, cudaStr
 static void *nccl_rank(void *arg) {
   int r = (int)(intptr_t)arg, peer = 1 - r;
   cudaStream_t s, s2;
-  cudaEvent_t ev[2];
+  cudaEvent_t ev[3];
   CHECK(cudaSetDevice(r) == cudaSuccess, "cudaSetDevice");
   CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
   CHECK(cudaStreamCreate(&s2) == cudaSuccess, "cudaStreamCreate");
-  for (int e = 0; e < 2; e++) CHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
+  for (int e = 0; e < 3; e++) CHECK(cudaEventCreate(&ev[e]) == cudaSuccess, "cudaEventCreate");
   ncclWaitSignalDesc_t d = {1, peer, 0, 0};
   /* The gate communicator's first one-sided operation, on both ranks at
    * once: it sets NCCL's one-sided state up and blocks until every rank
@@ -225,7 +237,7 @@ static void *nccl_rank(void *arg) {
     pthread_barrier_wait(&bar_main);
   }
   CHECK(cudaStreamSynchronize(s2) == cudaSuccess, "cudaStreamSynchronize");
-  for (int e = 0; e < 2; e++) cudaEventDestroy(ev[e]);
+  for (int e = 0; e < 3; e++) cudaEventDestroy(ev[e]);
   cudaStreamDestroy(s);
   cudaStreamDestroy(s2);
   return NULL;
@@ -317,11 +329,11 @@ int main(int argc, char **argv) {
   BENCH_CHECK(repeats >= 1 && repeats <= MAX_REPEATS, "repeats", "1 to 64");
 #ifdef NCCLSIM
   /* Under a shallower simulated stream (NCCLSIM_STREAM_DEPTH), a chunk
-   * that fits it: 4 * chunk + 3 operations at most. */
+   * that fits it: 4 * chunk + 4 operations at most. */
   const char *depth = ncclsimParamGet("STREAM_DEPTH");
   int dep = depth ? atoi(depth) : 0;
-  if (dep > 0 && 4 * chunk_iters + 3 > dep) chunk_iters = (dep - 3) / 4;
-  CHECK(chunk_iters > 0, "NCCLSIM_STREAM_DEPTH >= 7");
+  if (dep > 0 && 4 * chunk_iters + 4 > dep) chunk_iters = (dep - 4) / 4;
+  CHECK(chunk_iters > 0, "NCCLSIM_STREAM_DEPTH >= 8");
 #endif
   CHECK(ncclCommInitAll(comms, 2, NULL) == ncclSuccess, "ncclCommInitAll");
   CHECK(ncclCommInitAll(gates, 2, NULL) == ncclSuccess, "ncclCommInitAll");
@@ -352,7 +364,7 @@ int main(int argc, char **argv) {
   bench_spread y = bench_stats(t_bare, repeats), yp = bench_stats(t_bare_put, repeats);
   /* put_signal last: bench/trace-cost.sh reads its figures from it. */
   for (int t = NTESTS - 1; t >= 0; t--) {
-    bench_spread x, z, zp, w, e, c;
+    bench_spread x, z, zp, w, e, c, st;
 #define STATS(out, expr)                                  \
   do {                                                    \
     for (int i_ = 0; i_ < repeats; i_++) v[i_] = (expr);  \
@@ -362,6 +374,7 @@ int main(int argc, char **argv) {
     STATS(z, t_stream[t][i_] / t_bare[i_]);
     STATS(zp, t_stream[t][i_] / t_bare_put[i_]);
     STATS(w, t_gated[t][i_] * 1e9);
+    STATS(st, t_start[t][i_] * 1e9);
     STATS(e, t_enqueue[t][i_] * 1e9);
     STATS(c, t_csw[t][i_]);
     printf("bench=signal_latency test=%s iters=%d repeats=%d chunk_iters=%d payload_bytes=8 ", test_names[t], iters,
@@ -375,6 +388,8 @@ int main(int argc, char **argv) {
     printf(MMM("over_bare_put", zp, "%.2f"));
     printf(" ");
     printf(MMM("gated_half_rtt_ns", w, "%.0f"));
+    printf(" warm_iters=%d ", BENCH_WARM_CALLS);
+    printf(MMM("start_half_rtt_ns", st, "%.0f"));
     printf(" ");
     printf(MMM("enqueue_ns_per_call", e, "%.0f"));
     printf(" ");
