@@ -22,6 +22,10 @@
 #                                pinned threads: the floor with no engine)
 # Targets: every *_over_mpi below 1 (send/recv: at most 1), *_over_bare at
 # most 2. Each program's figure is itself the median of its repeats.
+# ncclsim's figures leave out each timed batch's first calls past its start
+# gate (bench_warm, bench.h), as MPI's loops and the bare handoffs, which
+# run once past a warm-up, have no such start; the programs print them
+# apart (start_half_rtt_ns, start_time_ns).
 #
 # Run from the top build directory after make bench (configure --with-mpi):
 #   sh ../bench/latency-vs-mpi.sh [rounds [iters [repeats]]]
