@@ -97,7 +97,8 @@ typedef struct {
   _Atomic int failed;
   char why[MAX_PROCS][256];
   double secs[MAX_PROCS]; /* this repeat, per rank */
-  double t_stream[2], t_start[2], t_gated[2], t_bare; /* this repeat, rank 0: per half round trip (put_signal, sendrecv) */
+  /* This repeat, rank 0, per half round trip (put_signal, sendrecv). */
+  double t_stream[2], t_start[2], t_gated[2], t_bare;
   double t_small;                         /* this repeat: the slowest rank's 8-byte allreduce, per call */
   double small_host[MAX_PROCS];           /* this repeat, per rank: the same on the host clock */
   double small_start[MAX_PROCS];          /* this repeat, per rank: the first calls past the gate (bench_warm) */
@@ -654,8 +655,8 @@ int main(int argc, char **argv) {
   /* A chunk that fits a shallower simulated stream (NCCLSIM_STREAM_DEPTH). */
   const char *depth = ncclsimParamGet("STREAM_DEPTH");
   int dep = depth ? atoi(depth) : 0;
-  if (dep > 0 && 4 * chunk_iters + 3 > dep) chunk_iters = (dep - 3) / 4;
-  BENCH_CHECK(chunk_iters > 0, "NCCLSIM_STREAM_DEPTH", ">= 7");
+  if (dep > 0 && 4 * chunk_iters + 4 > dep) chunk_iters = (dep - 4) / 4;
+  BENCH_CHECK(chunk_iters > 0, "NCCLSIM_STREAM_DEPTH", ">= 8");
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   nthreads = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu;
   box = mmap(NULL, sizeof *box, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -703,7 +704,7 @@ int main(int argc, char **argv) {
     printf(" ");
     printf(MMM("gated_half_rtt_ns", w, "%.0f"));
     STATS3(w, pp_start[t][i_] * 1e9);
-    printf(" warm_iters=%d ", BENCH_WARM_CALLS);
+    printf(" warm_iters=%d ", bench_warm(chunk_iters));
     printf(MMM("start_half_rtt_ns", w, "%.0f"));
     printf(" loadavg=%s\n", bench_loadavg(la, sizeof la));
   }

@@ -388,7 +388,7 @@ int main(int argc, char **argv) {
     printf(MMM("over_bare_put", zp, "%.2f"));
     printf(" ");
     printf(MMM("gated_half_rtt_ns", w, "%.0f"));
-    printf(" warm_iters=%d ", BENCH_WARM_CALLS);
+    printf(" warm_iters=%d ", bench_warm(chunk_iters));
     printf(MMM("start_half_rtt_ns", st, "%.0f"));
     printf(" ");
     printf(MMM("enqueue_ns_per_call", e, "%.0f"));
