@@ -3,7 +3,7 @@
 if BACKEND_SIM
 if HAVE_CMOCKA
 SIM_TESTS = tests/sim_p2p tests/sim_stream tests/sim_timeout tests/sim_rma
-SIM_TESTS += tests/sim_coll tests/sim_small tests/sim_dtype tests/sim_fault tests/sim_ft
+SIM_TESTS += tests/sim_coll tests/sim_small tests/sim_dtype tests/sim_reduce tests/sim_fault tests/sim_ft
 SIM_TESTS += tests/sim_scale
 SIM_TESTS += tests/sim_cuda tests/sim_comm tests/sim_util tests/sim_dev
 SIM_TESTS += tests/sim_cuda_api
@@ -62,6 +62,9 @@ tests_sim_small_LDADD = $(SIM_TEST_LDADD)
 tests_sim_dtype_SOURCES = tests/sim_dtype.c
 tests_sim_dtype_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_dtype_LDADD = $(SIM_TEST_LDADD)
+tests_sim_reduce_SOURCES = tests/sim_reduce.c
+tests_sim_reduce_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_reduce_LDADD = $(SIM_TEST_LDADD)
 tests_sim_ft_SOURCES = tests/sim_ft.c tests/sim_ranks.h tests/sim_comms.h
 tests_sim_ft_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_ft_LDADD = $(SIM_TEST_LDADD)
