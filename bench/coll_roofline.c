@@ -239,27 +239,50 @@ typedef struct {
   int reps;
 } kernel_slice;
 
-/* Strips of 16 floats (64 bytes), whose fixed trip counts gcc -O2
- * vectorises; a share and a block are whole strips (1 KiB per rank and up,
- * float32). */
+/* Strips of 16 floats (64 bytes), a share and a block being whole strips
+ * (1 KiB per rank and up, float32). A strip is held in four vector
+ * variables, in registers, as ncclsim's fused kernels hold it (sim/coll/
+ * reduce.c): in an array gcc -O2 kept it on the stack, and this loop also
+ * divided per strip to find its block; both made the bare kernel slower
+ * than the engine's own jobs. */
+typedef float v4f __attribute__((vector_size(16)));
+
 static void *kernel_thread(void *arg) {
   kernel_slice *k = arg;
   int n = nranks;
   for (int rep = 0; rep < k->reps; rep++) {
-    for (size_t i = k->lo; i < k->hi; i += 16) {
-      size_t b = i / k->count, at = i % k->count; /* the block of a reduce-scatter's input, an allgather's output */
-      if (k->c == ALLGATHER) {
-        for (int r = 0; r < n; r++) memcpy(k_recv[r] + i, k_send[b] + at, 64);
-        continue;
+    for (size_t i = k->lo; i < k->hi;) {
+      /* The block of a reduce-scatter's input, an allgather's output. */
+      size_t b = i / k->count, at = i % k->count, end = (b + 1) * k->count < k->hi ? (b + 1) * k->count : k->hi;
+      for (; i < end; i += 16, at += 16) {
+        if (k->c == ALLGATHER) {
+          for (int r = 0; r < n; r++) memcpy(k_recv[r] + i, k_send[b] + at, 64);
+          continue;
+        }
+        v4f a0, a1, a2, a3, x;
+        memcpy(&a0, k_send[0] + i, 16);
+        memcpy(&a1, k_send[0] + i + 4, 16);
+        memcpy(&a2, k_send[0] + i + 8, 16);
+        memcpy(&a3, k_send[0] + i + 12, 16);
+        for (int r = 1; r < n; r++) {
+          const float *in = k_send[r] + i;
+          memcpy(&x, in, 16);
+          a0 += x;
+          memcpy(&x, in + 4, 16);
+          a1 += x;
+          memcpy(&x, in + 8, 16);
+          a2 += x;
+          memcpy(&x, in + 12, 16);
+          a3 += x;
+        }
+        for (int r = 0; r < (k->c == ALLREDUCE ? n : 1); r++) {
+          float *out = k->c == ALLREDUCE ? k_recv[r] + i : k_recv[b] + at;
+          memcpy(out, &a0, 16);
+          memcpy(out + 4, &a1, 16);
+          memcpy(out + 8, &a2, 16);
+          memcpy(out + 12, &a3, 16);
+        }
       }
-      float acc[16];
-      memcpy(acc, k_send[0] + i, 64);
-      for (int r = 1; r < n; r++)
-        for (int j = 0; j < 16; j++) acc[j] += k_send[r][i + j];
-      if (k->c == ALLREDUCE)
-        for (int r = 0; r < n; r++) memcpy(k_recv[r] + i, acc, 64);
-      else
-        memcpy(k_recv[b] + at, acc, 64);
     }
     __asm__ __volatile__("" ::: "memory");
   }
