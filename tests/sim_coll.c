@@ -493,56 +493,78 @@ static void test_stream_store(void **state) {
 }
 
 /* Which collectives store around the cache, as the plan's TRACE line says:
- * with the bound at 0 an allreduce does, a reduce-scatter (one output per
- * result, where the stores around the cache cost more than they save)
- * never. */
+ * with the bound at 0 a 3-rank allreduce does; a reduce-scatter (one
+ * output per result) and a 2-rank allreduce (two), where the stores
+ * around the cache cost more than they save, never. */
+static const char *plan_line(char *text, const char *call, int nranks) {
+  char want[64];
+  snprintf(want, sizeof want, "%s ", call);
+  for (char *at = text; (at = strstr(at, want)) != NULL; at++) {
+    char *end = strchr(at, '\n');
+    if (!end) break;
+    char tag[32]; /* "ncclAllReduce 0, 3 ranks: ..." */
+    snprintf(tag, sizeof tag, ", %d ranks:", nranks);
+    char *t = strstr(at, tag);
+    if (t && t < end) {
+      *end = 0;
+      return at;
+    }
+  }
+  fail_msg("no %s plan line at %d ranks in:\n%s", call, nranks, text);
+  return NULL;
+}
+
 static void test_stream_store_choice(void **state) {
   (void)state;
-  enum { R = 2, C = 1 << 16 };
-  ncclComm_t comms[R];
-  cudaStream_t st[R];
-  void *sb[R], *rb[R];
-  assert_int_equal(ncclCommInitAll(comms, R, NULL), ncclSuccess);
-  for (int r = 0; r < R; r++) {
-    cudaSetDevice(r);
-    assert_int_equal(cudaStreamCreate(&st[r]), cudaSuccess);
-    assert_int_equal(cudaMalloc(&sb[r], C * sizeof(float)), cudaSuccess);
-    assert_int_equal(cudaMalloc(&rb[r], C * sizeof(float)), cudaSuccess);
-  }
+  enum { MAXR = 3, C = 3 << 15 };
   assert_int_equal(ncclsimParamSet("STREAM_STORE_BYTES", "0"), ncclSuccess);
   assert_int_equal(ncclsimParamSet("DEBUG", "TRACE"), ncclSuccess);
   assert_int_equal(ncclsimParamSet("DEBUG_SUBSYS", "COLL"), ncclSuccess);
   capture cap;
   capture_start(&cap, 2);
-  for (int kind = 0; kind < 2; kind++) {
-    assert_int_equal(ncclGroupStart(), ncclSuccess);
-    for (int r = 0; r < R; r++)
-      assert_int_equal(kind == 0 ? ncclAllReduce(sb[r], rb[r], C, ncclFloat32, ncclSum, comms[r], st[r])
-                                 : ncclReduceScatter(sb[r], rb[r], C / R, ncclFloat32, ncclSum, comms[r], st[r]),
-                       ncclSuccess);
-    assert_int_equal(ncclGroupEnd(), ncclSuccess);
-    for (int r = 0; r < R; r++) assert_int_equal(cudaStreamSynchronize(st[r]), cudaSuccess);
+  for (int R = 2; R <= MAXR; R++) {
+    ncclComm_t comms[MAXR];
+    cudaStream_t st[MAXR];
+    void *sb[MAXR], *rb[MAXR];
+    assert_int_equal(ncclCommInitAll(comms, R, NULL), ncclSuccess);
+    for (int r = 0; r < R; r++) {
+      cudaSetDevice(r);
+      assert_int_equal(cudaStreamCreate(&st[r]), cudaSuccess);
+      assert_int_equal(cudaMalloc(&sb[r], C * sizeof(float)), cudaSuccess);
+      assert_int_equal(cudaMalloc(&rb[r], C * sizeof(float)), cudaSuccess);
+    }
+    for (int kind = 0; kind < 2; kind++) {
+      assert_int_equal(ncclGroupStart(), ncclSuccess);
+      for (int r = 0; r < R; r++)
+        assert_int_equal(kind == 0 ? ncclAllReduce(sb[r], rb[r], C, ncclFloat32, ncclSum, comms[r], st[r])
+                                   : ncclReduceScatter(sb[r], rb[r], C / R, ncclFloat32, ncclSum, comms[r], st[r]),
+                         ncclSuccess);
+      assert_int_equal(ncclGroupEnd(), ncclSuccess);
+      for (int r = 0; r < R; r++) assert_int_equal(cudaStreamSynchronize(st[r]), cudaSuccess);
+    }
+    for (int r = 0; r < R; r++) {
+      cudaSetDevice(r);
+      cudaFree(sb[r]);
+      cudaFree(rb[r]);
+      cudaStreamDestroy(st[r]);
+      ncclCommDestroy(comms[r]);
+    }
   }
   char *text = capture_end(&cap);
   ncclsimParamSet("DEBUG", NULL);
   ncclsimParamSet("DEBUG_SUBSYS", NULL);
   ncclsimParamSet("STREAM_STORE_BYTES", NULL);
-  char *ar = strstr(text, "ncclAllReduce "), *rs = strstr(text, "ncclReduceScatter ");
-  if (!ar || !rs) fail_msg("no plan lines in:\n%s", text);
-  char *ar_end = strchr(ar, '\n'), *rs_end = strchr(rs, '\n');
-  assert_non_null(ar_end);
-  assert_non_null(rs_end);
-  *ar_end = *rs_end = 0;
-  assert_non_null(strstr(ar, "stored around the cache"));
-  assert_non_null(strstr(rs, "stored through the cache"));
+  char *copy = strdup(text);
+  assert_non_null(copy);
+  assert_non_null(strstr(plan_line(copy, "ncclAllReduce", 3), "stored around the cache"));
+  strcpy(copy, text);
+  assert_non_null(strstr(plan_line(copy, "ncclAllReduce", 2), "stored through the cache"));
+  strcpy(copy, text);
+  assert_non_null(strstr(plan_line(copy, "ncclReduceScatter", 3), "stored through the cache"));
+  strcpy(copy, text);
+  assert_non_null(strstr(plan_line(copy, "ncclReduceScatter", 2), "stored through the cache"));
+  free(copy);
   free(text);
-  for (int r = 0; r < R; r++) {
-    cudaSetDevice(r);
-    cudaFree(sb[r]);
-    cudaFree(rb[r]);
-    cudaStreamDestroy(st[r]);
-    ncclCommDestroy(comms[r]);
-  }
 }
 
 /* ----------------------------------------------------- PreMulSum misuse */

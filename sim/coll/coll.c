@@ -210,8 +210,9 @@ static void plan(sim_rv *rv, sim_clique *c) {
   p->bcount = t0->count;
   p->red = red_of(t0);
   coll_plan_jobs(p, rv);
-  SIM_TRACE(SIM_COLL, "%s %llu: %zu jobs of up to %zu bytes, results stored %s the cache", coll_kind_name(p->kind),
-            (unsigned long long)p->seq, p->njobs, p->slice * p->esize, p->stream ? "around" : "through");
+  SIM_TRACE(SIM_COLL, "%s %llu, %d ranks: %zu jobs of up to %zu bytes, results stored %s the cache",
+            coll_kind_name(p->kind), (unsigned long long)p->seq, p->nranks, p->njobs, p->slice * p->esize,
+            p->stream ? "around" : "through");
 }
 
 /* ------------------------------------------------------------- the task */
