@@ -55,7 +55,7 @@
   X(BW_GBS, "BW_GBS", "100", "ncclGroupSimulateEnd model: link bandwidth in GB/s")              \
   X(STACK_KB, "STACK_KB", "256", "stack size of each stream worker thread, in KiB")                \
   X(COMM_ORDER, "COMM_ORDER", "1", "1 runs one communicator's operations in the order they were issued, across streams, as NCCL does (an operation waits for the rank's earlier ones on other streams); 0: stream order only") \
-  X(STREAM_STORE_BYTES, "STREAM_STORE_BYTES", "16777216", "bytes a collective reads and writes, all ranks' inputs and outputs together, above which it stores its results around the cache (never a reduction to fewer than 3 outputs per result: reduce-scatter, reduce, a 2-rank allreduce; 0: always)") \
+  X(STREAM_STORE_BYTES, "STREAM_STORE_BYTES", "16777216", "bytes a collective reads and writes, all ranks' inputs and outputs together, above which it stores its results around the cache (reduce-scatter and reduce never; 0: always)") \
   X(SMALL_RANKS, "SMALL_RANKS", "auto", "largest communicator whose allreduces of up to 32 bytes a rank skip the rendezvous: each rank reads every rank's part and reduces them itself (0: none; auto: the number of CPUs, at most 16; at most 64)") \
   X(STREAM_DEPTH, "STREAM_DEPTH", "1022", "CUDA operations a stream holds pending (NCCL operations, async copies and memsets; a put_signal counts 3, a signal 2); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
   X(PROCESSES, "PROCESSES", "auto", "ranks as processes: auto shares ncclsim's state among the processes of a launcher's job (mpirun, srun); 1 also with the processes this one forks (ncclsimProcessesInit); 0 never") \

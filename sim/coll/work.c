@@ -183,17 +183,14 @@ void coll_plan_jobs(coll_plan *p, sim_rv *rv) {
    * against 0.54 and 0.59 (medians of 3 alternating runs). An allreduce,
    * which writes every result once per rank, gains: 4 ranks, 0.75 and 0.68
    * streamed against 0.52 and 0.52. */
-  /* Nor does a 2-rank allreduce, with two outputs per result: a streamed
-   * result is reduced into a stage in cache, then copied out once per
-   * output, and with two outputs that pass costs what the stores around
-   * the cache save. 16 MiB, 6 alternating runs (coll_roofline, after the
-   * strip was held in registers): 2 ranks 0.57 streamed against 0.80
-   * through the cache, 3 ranks 0.73 against 0.76, 4 ranks 0.76 against
-   * 0.67; 64 MiB at 2 ranks, 0.57 against 0.70. */
+  /* A 2-rank allreduce streams too. Measured while copy_stream's loop was
+   * slow (sim/transport_local.c), it ran faster through the cache (16 MiB:
+   * 0.80 against 0.57); with that loop mended, streamed again: 16 MiB 0.80
+   * and 0.71 against 0.72 and 0.64, 64 MiB 0.75 and 0.73 against 0.68
+   * and 0.66 (two sets of 6 alternating runs). */
   int64_t at = sim_param_int(SIM_P_STREAM_STORE_BYTES);
-  int outs = p->kind == C_ALLREDUCE ? n : 1; /* a reduction's outputs per result */
-  bool reduces = p->kind == C_ALLREDUCE || p->kind == C_REDUCESCATTER || p->kind == C_REDUCE;
-  p->stream = !(reduces && outs < 3) && footprint(p, total) > (at > 0 ? (uint64_t)at : 0);
+  bool one_out = p->kind == C_REDUCESCATTER || p->kind == C_REDUCE;
+  p->stream = !one_out && footprint(p, total) > (at > 0 ? (uint64_t)at : 0);
   p->slice = bytes / p->esize;
   p->spb = (p->bcount + p->slice - 1) / p->slice;
   p->njobs = nblocks * p->spb;
