@@ -136,8 +136,6 @@ NATIVE_KERNELS(f64, double, double)
 #define VPROD(a, b) ((a) * (b))
 #define VMAX(a, b) VSEL((b) > (a), b, a)
 #define VMIN(a, b) VSEL((b) < (a), b, a)
-#define SSUM(a, b) ((a) + (b))
-#define SPROD(a, b) ((a) * (b))
 #define FUSED_OP(name, T, V, op, VOP, SOP)                                                        \
   static void name##_fused_##op(const name##_in *const *in, int nin, name##_out *const *out, int nout, size_t n) { \
     typedef V v_t __attribute__((vector_size(16)));                                               \
@@ -179,8 +177,8 @@ NATIVE_KERNELS(f64, double, double)
   /* Outputs may be misaligned for T, as inputs may (a user's buffer at  \
    * any byte offset): the tails store through an aligned(1) type. */     \
   typedef T name##_out __attribute__((aligned(1)));                                               \
-  FUSED_OP(name, T, U, sum, VSUM, SSUM)                                                           \
-  FUSED_OP(name, T, U, prod, VPROD, SPROD)                                                        \
+  FUSED_OP(name, T, U, sum, VSUM, VSUM)                                                           \
+  FUSED_OP(name, T, U, prod, VPROD, VPROD)                                                        \
   FUSED_OP(name, T, T, max, VMAX, MAXF)                                                           \
   FUSED_OP(name, T, T, min, VMIN, MINF)                                                           \
   static bool name##_fused(red_kind k, const void *const *in, int nin, void *const *out, int nout, size_t n) { \
