@@ -54,6 +54,7 @@
   X(LAT_US, "LAT_US", "5", "ncclGroupSimulateEnd model: microseconds of latency per operation")  \
   X(BW_GBS, "BW_GBS", "100", "ncclGroupSimulateEnd model: link bandwidth in GB/s")              \
   X(STACK_KB, "STACK_KB", "256", "stack size of each stream worker thread, in KiB")                \
+  X(KERNEL_STACK_KB, "KERNEL_STACK_KB", "64", "stack size of each thread of a CUDA kernel (a fiber), in KiB; a stack costs only the pages it touches") \
   X(COMM_ORDER, "COMM_ORDER", "1", "1 runs one communicator's operations in the order they were issued, across streams, as NCCL does (an operation waits for the rank's earlier ones on other streams); 0: stream order only") \
   X(STREAM_STORE_BYTES, "STREAM_STORE_BYTES", "16777216", "bytes a collective reads and writes, all ranks' inputs and outputs together, above which it stores its results around the cache (reduce-scatter and reduce never; 0: always)") \
   X(SMALL_RANKS, "SMALL_RANKS", "auto", "largest communicator whose allreduces of up to 32 bytes a rank skip the rendezvous: each rank reads every rank's part and reduces them itself (0: none; auto: the number of CPUs, at most 16; at most 64)") \
