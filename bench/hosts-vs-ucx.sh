@@ -14,7 +14,7 @@
 #   putpong_over_ucx_put_lat  hosts_bw 8-byte put_signal->wait_signal half
 #                       round trip / ucx_perftest -t ucp_put_lat's average
 # and a summary with each ratio's median and min/max.
-# Targets (issue 17): over_ucx_perftest >= 0.8, over_mpi_tcp > 1.
+# Targets: over_ucx_perftest >= 0.8, over_mpi_tcp > 1.
 #
 # Run from the top build directory after make bench:
 #   sh ../bench/hosts-vs-ucx.sh [rounds [bytes [repeats]]]

@@ -6,7 +6,7 @@
 # itself, so that -Wl,--wrap=ncclX reaches nccl4c's calls to NCCL (wrap
 # only rewrites references in objects linked into the executable).
 #
-# A later kind adds its file to lib_libnccl4c_static_la_SOURCES.
+# A new source file goes into lib_libnccl4c_static_la_SOURCES.
 
 noinst_LTLIBRARIES += lib/libnccl4c_static.la
 lib_libnccl4c_static_la_SOURCES = \
@@ -23,9 +23,9 @@ lib_libnccl4c_static_la_SOURCES = \
 	lib/p2p.c \
 	lib/redop.c \
 	lib/resource.c
-# Device communicators, properties, memory, DLPack (issues 5 and 7).
+# Device communicators, properties, memory, DLPack.
 lib_libnccl4c_static_la_SOURCES += lib/props.c lib/devcomm.c lib/mem.c lib/dlpack.c
-# Fault tolerance (shrink, grow, revoke, suspend), NCCLConfig, versions (issue 22).
+# Fault tolerance (shrink, grow, revoke, suspend), NCCLConfig, versions.
 lib_libnccl4c_static_la_SOURCES += lib/ft.c lib/config.c lib/version.c
 # Real NCCL's <nccl_device.h> is C++: the device-communicator bridge is the
 # one C++ file, on either backend. Without it devcomm.c gives N4C_ENOTSUP.

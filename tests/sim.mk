@@ -135,7 +135,7 @@ tests_nccl_block_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
 tests_nccl_block_CXXFLAGS = $(AM_CXXFLAGS) -w
 tests_nccl_block_LDADD = sim/libncclsim.la -lpthread
 EXTRA_DIST += tests/nccl-blocking.sh
-# The one-rank reproducer of issue 18's GPU run (fp8 PreMulSum, stale window
+# The one-rank program of the H100 run (tests/nccl_2_30_7: fp8 PreMulSum, stale window
 # handles): kept compiling against ncclsim, not run (what it shows is real
 # NCCL's behaviour).
 if BACKEND_SIM

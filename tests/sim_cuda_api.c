@@ -2,7 +2,7 @@
  * calls beyond the basics of tests/sim_cuda.c: device properties and
  * attributes, stream priorities, host allocation flags, the copy kinds,
  * interprocess events, peer access, host functions in stream order. The
- * expected error codes are CUDA 13's, measured on an H100 (issue 16). */
+ * expected error codes are CUDA 13's, measured on an H100. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -426,7 +426,7 @@ static void test_grow(void **state) {
   assert_int_equal(run_procs(3, grow_body), 0);
 }
 
-/* The scenario of issue 22 with processes: rank 2's process exits while
+/* Fault tolerance with processes: rank 2's process exits while
  * the others are in an allreduce; they see ncclRemoteError at once,
  * revoke, shrink to two (rank 0 with NCCL_SHRINK_ABORT) and check an
  * allreduce; then a fourth process grows the communicator back to three

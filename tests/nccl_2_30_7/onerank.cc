@@ -1,4 +1,4 @@
-// One rank on real NCCL (issue 18; run on an H100 with NCCL 2.30.7, output in
+// One rank on real NCCL (run on an H100 with NCCL 2.30.7, output in
 // docs/conformance/nccl-2.30.7_H100x1_2026-11-23_onerank.txt):
 //   onerank coll       reductions whose op NCCL runs as PreMulSum (ncclAvg, a PreMulSum
 //                      op) on each float type (fp8 ones: ncclInvalidArgument)
