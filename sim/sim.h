@@ -63,7 +63,7 @@
   X(SHM_SIZE, "SHM_SIZE", "68719476736", "with NCCLSIM_PROCESSES=1: bytes of address space the shared arena reserves (pages are used only as touched)") \
   X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died") \
   X(DEBUG, "DEBUG", "none", "log level: WARN, INFO or TRACE, NCCL-style lines on stderr; anything else prints nothing") \
-  X(DEBUG_SUBSYS, "DEBUG_SUBSYS", "ALL", "comma-separated subsystems logged: INIT, ALLOC, STREAM, P2P, COLL, RMA, DEV, ALL (unknown names ignored; empty: ALL)") \
+  X(DEBUG_SUBSYS, "DEBUG_SUBSYS", "ALL", "comma-separated subsystems logged: INIT, ALLOC, STREAM, P2P, COLL, RMA, DEV, KERNEL, ALL (unknown names ignored; empty: ALL)") \
   X(TRACE, "TRACE", "none", "FILE: communicators made from now on record every NCCL operation; the timeline is written to FILE at exit (Chrome Trace Event Format; none: off)") \
   X(TRACE_RING, "TRACE_RING", "256", "flight recorder: operations each rank keeps, written to NCCLSIM_TRACE_DUMP on a failure (0: off)") \
   X(TRACE_DUMP, "TRACE_DUMP", "/tmp/ncclsim-flight-%p.json", "file of the flight recorder's dump; %p stands for the process id") \
@@ -101,6 +101,7 @@ enum {
   SIM_COLL = 1 << 4,
   SIM_RMA = 1 << 5,
   SIM_DEV = 1 << 6,
+  SIM_KERNEL = 1 << 7,
   SIM_ALL = ~0
 };
 void sim_log(sim_log_level level, unsigned subsys, const char *file, int line, const char *fmt, ...)
@@ -121,6 +122,10 @@ void sim_log(sim_log_level level, unsigned subsys, const char *file, int line, c
 /* Thread's last warning text ("" if none). */
 const char *sim_last_warning(void);
 void sim_clear_warning(void);
+/* The device a line names ("[dev]"): cuda/device.c registers the calling
+ * thread's current device at load (util is below cuda and calls it by no
+ * name); 0 until then, the device of every thread before cudaSetDevice. */
+void sim_log_device_hook(int (*current_device)(void));
 
 /* NCCL-style error trail: log the failing call's location and propagate.
  * On the error path only, so sim_log tests the level itself: no branch of

@@ -2,7 +2,7 @@
  * sim/util/log.c — NCCL-style logging.
  *
  * NCCLSIM_DEBUG=WARN|INFO|TRACE picks the level (default: none printed),
- * NCCLSIM_DEBUG_SUBSYS=INIT,ALLOC,STREAM,P2P,COLL,RMA,DEV or ALL the mask.
+ * NCCLSIM_DEBUG_SUBSYS=INIT,ALLOC,STREAM,P2P,COLL,RMA,DEV,KERNEL or ALL the mask.
  * Both are parameters (util/param.c): read through the parameter cache at
  * every call, so that ncclsimParamSet("DEBUG", ...) takes effect at once and
  * ncclsimParamDump lists them; this file only turns their text into values.
@@ -30,6 +30,12 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 #endif
 static char host[HOST_NAME_MAX + 1]; /* a name of HOST_NAME_MAX and its NUL */
 static _Thread_local char last[1024];
+/* The calling thread's device, set at load before any thread logs (a
+ * program without cuda/device.c never leaves device 0). */
+static int device_zero(void) { return 0; }
+static int (*current_device)(void) = device_zero;
+
+void sim_log_device_hook(int (*fn)(void)) { current_device = fn; }
 
 static void init(void) {
   /* Every name fits. Were one longer anyway, gethostname fails with
@@ -57,14 +63,15 @@ void sim_log(sim_log_level lvl, unsigned subsys, const char *file, int line, con
   if (!print) return;
   static const char *names[] = {"", "WARN", "INFO", "TRACE"};
   const char *base = strrchr(file, '/');
+  int dev = current_device();
   /* One fprintf per line keeps concurrent ranks' lines whole. */
   if (lvl == SIM_LOG_TRACE)
     fprintf(stderr, "%s:%d:%ld [%d] NCCLSIM %s %s:%d %s\n", host, (int)getpid(),
-            (long)syscall(SYS_gettid), sim_current_device(), names[lvl], base ? base + 1 : file,
+            (long)syscall(SYS_gettid), dev, names[lvl], base ? base + 1 : file,
             line, msg);
   else
     fprintf(stderr, "%s:%d:%ld [%d] NCCLSIM %s %s\n", host, (int)getpid(),
-            (long)syscall(SYS_gettid), sim_current_device(), names[lvl], msg);
+            (long)syscall(SYS_gettid), dev, names[lvl], msg);
 }
 
 const char *sim_last_warning(void) { return last; }

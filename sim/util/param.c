@@ -55,7 +55,8 @@ static double log_level_value(const char *text) {
 static double log_subsys_value(const char *text) {
   static const struct { const char *name; unsigned bit; } names[] = {
       {"INIT", SIM_INIT}, {"ALLOC", SIM_ALLOC}, {"STREAM", SIM_STREAM}, {"P2P", SIM_P2P},
-      {"COLL", SIM_COLL}, {"RMA", SIM_RMA},     {"DEV", SIM_DEV},       {"ALL", SIM_ALL}};
+      {"COLL", SIM_COLL}, {"RMA", SIM_RMA},     {"DEV", SIM_DEV},       {"KERNEL", SIM_KERNEL},
+      {"ALL", SIM_ALL}};
   unsigned mask = 0;
   if (!*text) return (unsigned)SIM_ALL;
   for (const char *p = text; *p;) {
