@@ -16,6 +16,9 @@ int sim_device_count(void) {
 
 int sim_current_device(void) { return current; }
 
+/* Log lines name the calling thread's device (util/log.c). */
+__attribute__((constructor)) static void device_log_hook(void) { sim_log_device_hook(sim_current_device); }
+
 cudaError_t sim_cuda_error(cudaError_t err) {
   if (err != cudaSuccess) last_error = err;
   return err;
