@@ -44,7 +44,7 @@ static void release(sim_rv *rv) {
   releases++;
 }
 
-static const sim_rv_ops ops = {"test", "test key", sizeof(payload_t), sizeof(slot_t), complete, release};
+static const sim_rv_ops ops = {"test", "test key", sizeof(payload_t), sizeof(slot_t), complete, release, false};
 
 static int setup(void **state) {
   (void)state;
@@ -305,7 +305,7 @@ static void test_out_of_memory(void **state) {
 /* Slots and payload are reached by offsets and aligned for any type. */
 static void test_layout(void **state) {
   (void)state;
-  static const sim_rv_ops odd = {"test", "test key", 3, 5, complete, NULL};
+  static const sim_rv_ops odd = {"test", "test key", 3, 5, complete, NULL, false};
   sim_rv_table t;
   sim_rv_table_init(&t);
   unsigned char slot[5] = {1, 2, 3, 4, 5};
