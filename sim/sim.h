@@ -200,17 +200,18 @@ void sim_mutex_init(pthread_mutex_t *m);
 void sim_mutex_lock(pthread_mutex_t *m);
 void sim_rwlock_init(pthread_rwlock_t *l);
 /* Registers this process as a member of the job (at its first
- * communicator) and starts the thread that watches the others. */
-void sim_proc_register(void);
+ * communicator) and starts the thread that watches the others. That
+ * thread runs `exited` (if not NULL; the last one given is kept) for each
+ * process that exits, once the busy workers have taken back its share:
+ * comm/clique.c's fails every communicator with ranks in it (util is below
+ * comm and calls it by no name). */
+void sim_proc_register(void (*exited)(int pid));
 /* Processes started apart (util/job.c): whether a launcher named a job
  * (and NCCLSIM_PROCESSES is not 0), and the job's arena of `size` bytes,
  * made by the first process (which runs init on it before any other sees
  * it) and mapped at the same address by the others. */
 bool sim_job_named(void);
 ncclResult_t sim_job_attach(size_t size, void (*init)(void *p, size_t size), void **out, bool *created);
-/* Called by that thread when process `pid` has exited: fails every
- * communicator with ranks in it (comm/clique.c). Idempotent. */
-void sim_proc_exited(int pid);
 
 /* ------------------------------------------------------------------------
  * The CPU's spin-wait hint, for a poll that is about to try again. */
@@ -679,7 +680,7 @@ struct ncclComm {
    * ncclCommRevoke, for a moment by ncclCommShrink(NCCL_SHRINK_ABORT), and
    * for every rank by sim_clique_abort. */
   _Atomic int cancel;
-  _Atomic int gone;          /* its process exited (sim_proc_exited) */
+  _Atomic int gone;          /* its process exited (comm/clique.c's proc_exited) */
   _Atomic int mem_suspended; /* ncclStatGpuMemSuspended: its suspendable state is freed */
   uint64_t mgmt_count;       /* its ncclCommSuspend(MEM)/Resume calls, which meet as rounds */
   sim_rv *mgmt_rv;           /* a non-blocking suspend or resume in progress (comm/suspend.c), under lock */

@@ -768,7 +768,7 @@ static void test_busy_share_of_dead_process(void **state) {
   assert_int_equal(pipe(fd), 0);
   pid_t p = fork(); /* before this process has threads (ThreadSanitizer) */
   if (p == 0) {
-    sim_proc_register();
+    sim_proc_register(NULL);
     cudaStream_t s;
     if (cudaStreamCreate(&s) != cudaSuccess || cudaLaunchHostFunc(s, block_forever, NULL) != cudaSuccess) _exit(1);
     for (int i = 0; i < 5000 && sim_workers_busy() != before + 1; i++) usleep(1000);
@@ -776,7 +776,7 @@ static void test_busy_share_of_dead_process(void **state) {
     if (write(fd[1], &c, 1) != 1) _exit(1);
     for (;;) pause();
   }
-  sim_proc_register(); /* this process's monitor watches the child */
+  sim_proc_register(NULL); /* this process's monitor watches the child */
   close(fd[1]);
   char c;
   assert_int_equal(read(fd[0], &c, 1), 1);

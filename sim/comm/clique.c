@@ -11,7 +11,7 @@
 #include "../net/net.h"
 #include "../transport.h"
 
-/* The live cliques, for sim_proc_exited: shared by the processes of a job. */
+/* The live cliques, for proc_exited: shared by the processes of a job. */
 typedef struct {
   pthread_mutex_t lock;
   sim_clique *head;
@@ -66,7 +66,9 @@ void sim_clique_abort(sim_clique *c) {
   for (int r = 0; r < c->nranks; r++) sim_wake_rank(c, r);
 }
 
-void sim_proc_exited(int pid) {
+/* Process `pid` has exited (util/shm.c's monitor, which sim_comm_alloc
+ * hands this): fails every communicator with ranks in it. Idempotent. */
+static void proc_exited(int pid) {
   clique_list *l = live();
   if (!l) return;
   sim_mutex_lock(&l->lock);
@@ -100,7 +102,7 @@ ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *
   c->device = device;
   c->blocking = !(config && config->blocking == 0);
   c->pid = (int)getpid();
-  sim_proc_register();
+  sim_proc_register(proc_exited);
   atomic_store(&c->state, SIM_COMM_INITIALIZING);
   sim_mutex_init(&c->lock);
   sim_count_init(&c->order_done);

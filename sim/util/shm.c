@@ -477,12 +477,14 @@ static void *publish(sim_shared_id id, void *s) {
 /* ---- processes ---- */
 
 static _Atomic int registered;
+static void (*_Atomic tell_exited)(int pid); /* sim_proc_register's `exited` */
 
 /* What a process's death takes back: its share of the busy workers, and
  * the communicators it had ranks in. */
 static void exited(int pid) {
   sim_workers_gone(pid);
-  sim_proc_exited(pid);
+  void (*tell)(int pid) = atomic_load(&tell_exited);
+  if (tell) tell(pid);
 }
 
 static void *monitor(void *arg) {
@@ -527,7 +529,8 @@ static void *monitor(void *arg) {
   return NULL;
 }
 
-void sim_proc_register(void) {
+void sim_proc_register(void (*exited_hook)(int pid)) {
+  if (exited_hook) atomic_store(&tell_exited, exited_hook);
   if (!sim_shm_on() || atomic_exchange(&registered, 1)) return;
   int self = (int)getpid();
   for (int i = 0; i < SIM_SHM_MAX_PROCS; i++) {
