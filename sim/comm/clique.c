@@ -40,7 +40,9 @@ static void live_unlink(sim_clique *c) {
   pthread_mutex_unlock(&l->lock);
 }
 
-bool sim_net_comms_here(void) {
+/* Whether a rank of this process is alive in a communicator across hosts
+ * (net's hook: at exit, UCX is closed only if none is). */
+static bool net_comms_here(void) {
   clique_list *l = live();
   if (!l) return false;
   int pid = (int)getpid();
@@ -88,6 +90,13 @@ static void proc_exited(int pid) {
     sim_clique_abort(c); /* every rank's operations end */
   }
   pthread_mutex_unlock(&l->lock);
+}
+
+/* What net tells the floors above it (sim/net/net.h), set before any
+ * communicator exists. */
+__attribute__((constructor)) static void net_hooks(void) {
+  static const sim_net_hooks up = {.fail = sim_comm_fail, .abort = sim_clique_abort, .comms_here = net_comms_here};
+  sim_net_set_hooks(&up);
 }
 
 static const sim_area *const areas[SIM_AREA_COUNT] = {&sim_area_conn, &sim_area_p2p, &sim_area_rma,

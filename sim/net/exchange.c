@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "../sim.h"
-#include "net.h"
+#include "net_internal.h"
 
 ncclResult_t sim_net_exchange(ncclComm_t comm, const sim_net_xchg *x, sim_due *due) {
   const sim_net_map *m = comm->clique->net;
@@ -59,10 +59,10 @@ ncclResult_t sim_net_exchange(ncclComm_t comm, const sim_net_xchg *x, sim_due *d
     if (res == ncclSuccess && i < recvs && ops[i].length != x->bytes[from[i]])
       res = ncclInvalidUsage;
     if (res != ncclSuccess)
-      res = sim_comm_fail(comm, res == ncclInvalidUsage ? ncclInternalError : res,
-                          "%s: the message %s rank %d on host %s failed in UCX: %s%s", x->what,
-                          i < recvs ? "from" : "to", p, m->host_name[p], sim_ucx_status_text(&ops[i]),
-                          res == ncclInvalidUsage ? " (a length not this exchange's)" : "");
+      res = sim_net_up.fail(comm, res == ncclInvalidUsage ? ncclInternalError : res,
+                            "%s: the message %s rank %d on host %s failed in UCX: %s%s", x->what,
+                            i < recvs ? "from" : "to", p, m->host_name[p], sim_ucx_status_text(&ops[i]),
+                            res == ncclInvalidUsage ? " (a length not this exchange's)" : "");
   }
   for (int i = 0; ops && i < nops; i++) sim_ucx_cancel(&ops[i]); /* those not ended (a failure) */
   sim_free(ops);

@@ -129,9 +129,6 @@ static inline bool sim_net_remote(const sim_net_map *m, int peer) { return m && 
 /* Makes the process's context and worker once; its address for the
  * bootstrap. ncclSystemError with the reason in why. */
 ncclResult_t sim_ucx_init(const void **addr, size_t *len, char *why, size_t why_len);
-/* Whether a rank of this process is alive in a communicator across hosts
- * (comm/clique.c): at exit, UCX is closed only if none is. */
-bool sim_net_comms_here(void);
 /* One tagged send or receive in flight; the caller holds it. */
 typedef struct sim_ucx_op {
   void *req;     /* UCX's request; NULL once ended */
@@ -219,6 +216,20 @@ const char *sim_ucx_status_text(const sim_ucx_op *op);
 void sim_ucx_connect(const sim_net_map *m, uint64_t deadline_ns);
 /* Why UCX gave up the endpoint to peer's process, or NULL while it is up. */
 const char *sim_ucx_peer_failed(const sim_net_map *m, int peer);
+
+/* What net tells the floors above it (net is below core and comm, and
+ * calls them by no name): set by comm/clique.c at load, before any
+ * communicator exists (net/peer_wait.c keeps them). */
+typedef struct sim_net_hooks {
+  /* Records a failure on comm (core/fail.c's sim_comm_fail); returns res. */
+  ncclResult_t (*fail)(ncclComm_t comm, ncclResult_t res, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+  /* Ends every rank's operations of c (comm/clique.c's sim_clique_abort). */
+  void (*abort)(struct sim_clique *c);
+  /* Whether a rank of this process is alive in a communicator across
+   * hosts: at exit, UCX is closed only if none is. */
+  bool (*comms_here)(void);
+} sim_net_hooks;
+void sim_net_set_hooks(const sim_net_hooks *h);
 
 /* Waiting on ranks elsewhere (net/peer_wait.c). */
 struct sim_due;

@@ -6,6 +6,9 @@
 
 #include "net.h"
 
+/* What the floors above set (sim_net_set_hooks, peer_wait.c). */
+extern sim_net_hooks sim_net_up;
+
 /* socket.c. The int functions return 0 or an errno (ETIMEDOUT past the
  * deadline, ECONNRESET when the other side closed). */
 bool sim_net_ifname_match(const char *spec, const char *name);

@@ -10,18 +10,22 @@
 #include <stdio.h>
 
 #include "../sim.h"
-#include "net.h"
+#include "net_internal.h"
+
+sim_net_hooks sim_net_up;
+
+void sim_net_set_hooks(const sim_net_hooks *h) { sim_net_up = *h; }
 
 /* Fails comm for peer, lost for `why`. */
 static ncclResult_t gone(ncclComm_t comm, int peer, const char *why) {
   const sim_net_map *m = comm->clique->net;
   char host[256];
   sim_net_describe_host(m, m->host[peer], host, sizeof host);
-  ncclResult_t res = sim_comm_fail(comm, ncclRemoteError,
-                                   "rank %d lost rank %d (pid %d) on %s: UCX: %s (its process is gone; NCCL "
-                                   "reports a peer it lost as ncclRemoteError)",
-                                   comm->rank, peer, m->pid[peer], host, why);
-  sim_clique_abort(comm->clique);
+  ncclResult_t res = sim_net_up.fail(comm, ncclRemoteError,
+                                     "rank %d lost rank %d (pid %d) on %s: UCX: %s (its process is gone; NCCL "
+                                     "reports a peer it lost as ncclRemoteError)",
+                                     comm->rank, peer, m->pid[peer], host, why);
+  sim_net_up.abort(comm->clique);
   return res;
 }
 
@@ -77,8 +81,8 @@ ncclResult_t sim_net_wait_ops(ncclComm_t comm, sim_ucx_op *ops, int from, int n,
     ncclResult_t res = sim_net_wait(comm, &ops[i], -1, 1024, due);
     if (ops[i].cancelled) return res;
     if (res != ncclSuccess)
-      return sim_comm_fail(comm, res, "%s: a message between hosts' leaders failed in UCX: %s", what,
-                           sim_ucx_status_text(&ops[i]));
+      return sim_net_up.fail(comm, res, "%s: a message between hosts' leaders failed in UCX: %s", what,
+                             sim_ucx_status_text(&ops[i]));
   }
   return ncclSuccess;
 }

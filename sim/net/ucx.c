@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "../sim.h"
-#include "net.h"
+#include "net_internal.h"
 
 #if HAVE_UCX
 #include <dlfcn.h>
@@ -108,7 +108,7 @@ static void teardown(void) {
    * at most (sim_ucx_flush; communicators may still be alive). */
   if (ux.ready) sim_ucx_flush(sim_now_ns() + 1000000000ull);
   pthread_mutex_lock(&ux.lock);
-  if (ux.ready && !sim_net_comms_here()) {
+  if (ux.ready && !(sim_net_up.comms_here && sim_net_up.comms_here())) {
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
     for (int i = 0; i < ux.neps; i++) {
       void *r = fn.ucp_ep_close_nbx(ux.eps[i]->ep, &p);
