@@ -540,6 +540,10 @@ void *sim_rv_payload(sim_rv *rv);
 void *sim_rv_slot(sim_rv *rv, int rank);
 /* The ranks not present, as "1,3" (empty if none). */
 void sim_rv_missing(const sim_rv *rv, char *buf, size_t len);
+/* Across hosts (sim/net/net.h), a leader's wait before it speaks for its
+ * host: until every rank of this host has arrived in rv, progressing UCX
+ * for the other hosts meanwhile. ncclSuccess, or as sim_net_poll. */
+ncclResult_t sim_rv_wait_host(sim_rv_table *t, sim_rv *rv, ncclComm_t comm, sim_due *due);
 
 /* ------------------------------------------------------------------------
  * Communicators (comm/). A clique is the set of ranks of one communicator,

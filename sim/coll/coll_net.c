@@ -202,7 +202,7 @@ ncclResult_t coll_net_exchange(coll_task *t, sim_rv_table *rounds, sim_rv *rv, s
   sim_net_map *m = c->net;
   int n = c->nranks, me = comm->rank, H = m->my_host;
   static const char what[] = "collective across hosts";
-  SIM_CHECK(sim_net_wait_host(comm, rounds, rv, due));
+  SIM_CHECK(sim_rv_wait_host(rounds, rv, comm, due));
   coll_net *x = sim_calloc(1, sizeof *x);
   if (!x) return ncclSystemError;
   t->net = x;

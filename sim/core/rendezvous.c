@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../sim.h"
+#include "../net/net.h"
 
 enum { RANK_PRESENT = 1, RANK_HOLDS = 2 };
 
@@ -206,6 +207,29 @@ int sim_rv_wait(sim_rv_table *t, sim_rv *rv, const _Atomic int *cancel, uint64_t
 int sim_rv_wait_due(sim_rv_table *t, sim_rv *rv, const _Atomic int *cancel, sim_due *due) {
   done_arg a = {rv};
   return sim_waitq_wait_due(&t->wq, is_done, &a, cancel, due);
+}
+
+typedef struct {
+  sim_rv_table *t;
+  sim_rv *rv;
+  const sim_net_map *m;
+} host_arg;
+
+static bool host_here(void *arg, bool *moved) {
+  (void)moved;
+  host_arg *w = arg;
+  int here = 0;
+  sim_rv_lock(w->t); /* arrivals change the round under it */
+  for (int r = 0; r < w->m->nranks; r++) here += w->m->host[r] == w->m->my_host && sim_rv_present(w->rv, r);
+  sim_rv_unlock(w->t);
+  if (here == w->m->host_size[w->m->my_host]) return true;
+  sim_ucx_progress(); /* keeps UCX moving for the other hosts meanwhile */
+  return false;
+}
+
+ncclResult_t sim_rv_wait_host(sim_rv_table *t, sim_rv *rv, ncclComm_t comm, sim_due *due) {
+  host_arg w = {t, rv, comm->clique->net};
+  return sim_net_poll(comm, host_here, &w, -1, 64, 1000, sim_comm_cancel(comm), due);
 }
 
 ncclResult_t sim_rv_leave_locked(sim_rv_table *t, sim_rv *rv, int rank) {

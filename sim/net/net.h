@@ -296,10 +296,5 @@ ncclResult_t sim_net_allgather(ncclComm_t comm, int space, uint64_t seq, const i
  * host's copied from mine). Called by this host's leader. */
 ncclResult_t sim_net_leaders_allgather(ncclComm_t comm, int space, uint64_t seq, const void *mine, size_t per_rank,
                                        void *all, struct sim_due *due, const char *what);
-/* Until every rank of this host has arrived in rv (a leader's wait before
- * it speaks for its host): ncclSuccess, or as sim_net_poll. */
-struct sim_rv;
-struct sim_rv_table;
-ncclResult_t sim_net_wait_host(ncclComm_t comm, struct sim_rv_table *rounds, struct sim_rv *rv, struct sim_due *due);
 
 #endif /* NCCLSIM_NET_H_ */

@@ -86,26 +86,3 @@ ncclResult_t sim_net_wait_ops(ncclComm_t comm, sim_ucx_op *ops, int from, int n,
   }
   return ncclSuccess;
 }
-
-typedef struct {
-  sim_rv_table *rounds;
-  sim_rv *rv;
-  const sim_net_map *m;
-} host_wait;
-
-static bool host_here(void *arg, bool *moved) {
-  (void)moved;
-  host_wait *w = arg;
-  int here = 0;
-  sim_rv_lock(w->rounds); /* arrivals change the round under it */
-  for (int r = 0; r < w->m->nranks; r++) here += w->m->host[r] == w->m->my_host && sim_rv_present(w->rv, r);
-  sim_rv_unlock(w->rounds);
-  if (here == w->m->host_size[w->m->my_host]) return true;
-  sim_ucx_progress(); /* keeps UCX moving for the other hosts meanwhile */
-  return false;
-}
-
-ncclResult_t sim_net_wait_host(ncclComm_t comm, sim_rv_table *rounds, sim_rv *rv, sim_due *due) {
-  host_wait w = {rounds, rv, comm->clique->net};
-  return sim_net_poll(comm, host_here, &w, -1, 64, 1000, sim_comm_cancel(comm), due);
-}

@@ -97,7 +97,7 @@ ncclResult_t rma_net_exchange(ncclComm_t comm, sim_rv *rv, const sim_rv_ops *rv_
   const sim_net_map *m = c->net;
   int n = c->nranks, H = m->my_host;
   uint64_t seq = sim_rv_key(rv);
-  SIM_CHECK(sim_net_wait_host(comm, &st->rounds, rv, due));
+  SIM_CHECK(sim_rv_wait_host(&st->rounds, rv, comm, due));
   net_part *mine = sim_calloc((size_t)m->host_size[H], sizeof *mine);
   net_part *all = sim_calloc((size_t)n, sizeof *all); /* host by host, each in rank order */
   ncclResult_t res = mine && all ? ncclSuccess : ncclSystemError;
