@@ -552,6 +552,7 @@ typedef struct sim_clique sim_clique;
 typedef struct sim_task sim_task;
 
 /* Per-area state hung off a clique, created with it and freed with it. */
+struct sim_net_rank_info;
 typedef enum { SIM_AREA_CONN, SIM_AREA_P2P, SIM_AREA_RMA, SIM_AREA_COLL, SIM_AREA_DEV, SIM_AREA_COUNT } sim_area_id;
 typedef struct sim_area {
   const char *name;
@@ -573,6 +574,14 @@ typedef struct sim_area {
   size_t (*rank_suspendable)(sim_clique *c, int rank, bool now);
   void (*rank_suspend)(sim_clique *c, int rank);
   ncclResult_t (*rank_resume)(sim_clique *c, int rank);
+  /* Across hosts, both optional. net_join, before the rank's bootstrap
+   * (comm/init.c): puts what its peers elsewhere need of this area into
+   * what it gives the bootstrap (sim/net/net.h; rma: its signal counters),
+   * or says in why what it could not make. comm_free, as a comm is freed
+   * (one that never joined a clique, and after destroy): frees what the
+   * comm still holds of that. */
+  ncclResult_t (*net_join)(ncclComm_t comm, struct sim_net_rank_info *mine, char *why, size_t len);
+  void (*comm_free)(ncclComm_t comm);
 } sim_area;
 /* Runs every area's comm_poll (comm/comm.c). */
 void sim_comm_poll(ncclComm_t comm);
@@ -628,13 +637,6 @@ struct sim_clique {
   uint64_t grow_consumed; /* the last grow number an existing rank joined */
   ncclUniqueId grow_id;   /* across hosts: that id (its bootstrap root is in grow_root's process) */
 };
-
-/* Across hosts (rma/rma_net.c): makes comm's signal row and maps it for
- * UCX, its remote key in *key (sim_net_join's extra); frees what is
- * left of it (a comm that never joined a clique, and at destroy). */
-struct sim_ucx_rkey;
-ncclResult_t sim_rma_net_row(ncclComm_t comm, struct sim_ucx_rkey *key);
-void sim_rma_net_comm_fini(ncclComm_t comm);
 
 /* The pid of the first rank of c whose process exited, and that rank in
  * *rank; 0 if none. */

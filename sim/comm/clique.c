@@ -130,7 +130,8 @@ void sim_comm_free(ncclComm_t c) {
   }
   sim_net_join_free(c->boot);
   sim_net_map_free(c->net_pending);
-  sim_rma_net_comm_fini(c);
+  for (int i = 0; i < SIM_AREA_COUNT; i++)
+    if (areas[i]->comm_free) areas[i]->comm_free(c);
   pthread_mutex_destroy(&c->lock);
   sim_free(c);
 }
@@ -232,6 +233,14 @@ void sim_clique_unref(sim_clique *c) {
 void sim_comm_fini_areas(ncclComm_t comm) {
   for (int i = 0; i < SIM_AREA_COUNT; i++)
     if (areas[i]->comm_fini) areas[i]->comm_fini(comm);
+}
+
+ncclResult_t sim_comm_net_join(ncclComm_t comm, sim_net_rank_info *mine, char *why, size_t len) {
+  for (int i = 0; i < SIM_AREA_COUNT; i++) {
+    ncclResult_t res = areas[i]->net_join ? areas[i]->net_join(comm, mine, why, len) : ncclSuccess;
+    if (res != ncclSuccess) return res;
+  }
+  return ncclSuccess;
 }
 
 void sim_comm_poll(ncclComm_t comm) {

@@ -17,6 +17,8 @@ uint64_t sim_unique_key(void);
 void sim_clique_unref(sim_clique *c);
 /* Every area's comm_fini for a rank that goes (destroy, abort). */
 void sim_comm_fini_areas(ncclComm_t comm);
+/* Every area's net_join, before the rank's bootstrap (sim_area). */
+ncclResult_t sim_comm_net_join(ncclComm_t comm, struct sim_net_rank_info *mine, char *why, size_t len);
 /* The calling thread's options (ncclsimSetCommOptions) resolved against the
  * environment. */
 void sim_options_resolve(ncclsimCommOptions_t *out);

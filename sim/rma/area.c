@@ -56,10 +56,11 @@ static void rma_comm_fini(ncclComm_t comm) {
   rma_register_comm_fini(comm);
   rma_wins_fini(comm);
   rma_regs_fini(comm);
-  sim_rma_net_comm_fini(comm);
+  rma_net_comm_free(comm);
   atomic_store(&comm->mem_bytes, 0);
 }
 
 static void rma_comm_poll(ncclComm_t comm) { (void)sim_rma_poll(comm); }
 
-const sim_area sim_area_rma = {.name = "rma", .clique_init = rma_clique_init, .clique_fini = rma_clique_fini, .comm_fini = rma_comm_fini, .comm_poll = rma_comm_poll};
+const sim_area sim_area_rma = {.name = "rma", .clique_init = rma_clique_init, .clique_fini = rma_clique_fini, .comm_fini = rma_comm_fini, .comm_poll = rma_comm_poll,
+                               .net_join = rma_net_join, .comm_free = rma_net_comm_free};

@@ -193,6 +193,12 @@ void rma_register_comm_fini(ncclComm_t comm);
 
 /* ---- ranks on other hosts (rma_net.c) ---- */
 
+/* The area's net_join and comm_free (sim_area): makes comm's signal row
+ * and maps it for UCX, its remote key in mine->row; frees what is left of
+ * it (a comm that never joined a clique, and at destroy). */
+ncclResult_t rma_net_join(ncclComm_t comm, sim_net_rank_info *mine, char *why, size_t why_len);
+void rma_net_comm_free(ncclComm_t comm);
+
 /* The signal rows of a clique across hosts, taken from its ranks here
  * (rma_clique_init); rma_net_rows_fini frees them. */
 ncclResult_t rma_net_rows_init(sim_clique *c, rma_state *st);

@@ -30,26 +30,29 @@
 #include "config.h"
 #include "rma_internal.h"
 
-ncclResult_t sim_rma_net_row(ncclComm_t comm, sim_ucx_rkey *key) {
+ncclResult_t rma_net_join(ncclComm_t comm, sim_net_rank_info *mine, char *why, size_t why_len) {
   size_t bytes = (size_t)comm->nranks * sizeof(rma_sig);
   rma_sig *row = sim_aligned_alloc(64, bytes);
-  if (!row) return ncclSystemError;
-  memset(row, 0, bytes);
-  const void *addr;
-  size_t len;
-  char why[256];
-  ncclResult_t res = sim_ucx_init(&addr, &len, why, sizeof why);
-  if (res != ncclSuccess) SIM_WARN(SIM_RMA, "rank %d: %s", comm->rank, why);
-  if (res == ncclSuccess) res = sim_ucx_mem_map(row, bytes, &comm->net_sig_memh, key);
+  ncclResult_t res = row ? ncclSuccess : ncclSystemError;
+  if (row) {
+    memset(row, 0, bytes);
+    const void *addr;
+    size_t len;
+    char ucx_why[256];
+    res = sim_ucx_init(&addr, &len, ucx_why, sizeof ucx_why);
+    if (res != ncclSuccess) SIM_WARN(SIM_RMA, "rank %d: %s", comm->rank, ucx_why);
+    if (res == ncclSuccess) res = sim_ucx_mem_map(row, bytes, &comm->net_sig_memh, &mine->row);
+  }
   if (res != ncclSuccess) {
     sim_free(row);
+    snprintf(why, why_len, "cannot make its signal counters for ranks on other hosts");
     return res;
   }
   comm->net_sig_row = row;
   return ncclSuccess;
 }
 
-void sim_rma_net_comm_fini(ncclComm_t comm) {
+void rma_net_comm_free(ncclComm_t comm) {
   sim_ucx_mem_unmap(comm->net_sig_memh);
   comm->net_sig_memh = NULL;
   sim_free(comm->net_sig_row); /* still its own: no clique took it */
