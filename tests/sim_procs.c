@@ -38,6 +38,7 @@ typedef struct {
   ncclUniqueId grow_id; /* ncclCommGetUniqueId's, for a new rank */
   _Atomic int grow_ready;
   _Atomic int ready; /* ranks past init */
+  _Atomic int step;  /* a test's order of events between its ranks */
   double took[8];    /* seconds, per rank, of what a test times */
   char why[8][256];  /* a child's failure */
 } shared_box;
@@ -751,6 +752,72 @@ static void test_job_layouts_differ(void **state) {
   assert_non_null(strstr(out, "ncclsim's code is at"));
 }
 
+/* ------------------------------------------------------------ timeline */
+
+#ifdef HAVE_JANSSON
+static char trace_dir[128];
+
+/* Waits (up to 120 s: a sibling's progress, not a timing) for box->step. */
+static bool step_reached(int want) {
+  for (int i = 0; i < 120000 && atomic_load(&box->step) < want; i++) usleep(1000);
+  return atomic_load(&box->step) >= want;
+}
+
+/* Rank 0 leaves the communicator first and writes its timeline only after
+ * rank 1's ncclCommDestroy, the last, has freed the clique: rank 0's
+ * operations are still in its own file. They were lost when the clique
+ * was freed first (tests/trace-merge.sh lacked rank 0's track at random). */
+static void trace_body(int rank, int n) {
+  char path[160], mine[192], want[32];
+  snprintf(path, sizeof path, "%s/t.json", trace_dir);
+  CHILD_CHECK(rank, ncclsimParamSet("TRACE", path) == ncclSuccess, "ncclsimParamSet(TRACE)");
+  ncclComm_t comm = join(rank, n);
+  cudaStream_t s;
+  float *a;
+  CHILD_CHECK(rank, cudaStreamCreate(&s) == cudaSuccess && cudaMalloc((void **)&a, sizeof *a) == cudaSuccess,
+              "stream and buffer");
+  CHILD_CHECK(rank, ncclAllReduce(a, a, 1, ncclFloat32, ncclSum, comm, s) == ncclSuccess, "ncclAllReduce");
+  CHILD_CHECK(rank, cudaStreamSynchronize(s) == cudaSuccess, "allreduce: %s", ncclGetLastError(comm));
+  if (rank == 1) CHILD_CHECK(rank, step_reached(1), "rank 0 never destroyed its communicator");
+  CHILD_CHECK(rank, ncclCommDestroy(comm) == ncclSuccess, "ncclCommDestroy");
+  atomic_store(&box->step, rank + 1);
+  if (rank == 0) CHILD_CHECK(rank, step_reached(2), "rank 1 never destroyed its communicator");
+  CHILD_CHECK(rank, sim_trace_flush() == 0, "sim_trace_flush");
+  snprintf(mine, sizeof mine, "%s/t.%d.json", trace_dir, (int)getpid());
+  FILE *f = fopen(mine, "r");
+  CHILD_CHECK(rank, f, "no timeline %s", mine);
+  static char text[1 << 16];
+  size_t got = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[got] = 0;
+  snprintf(want, sizeof want, "\"rank %d stream 0\"", rank);
+  CHILD_CHECK(rank, strstr(text, want) && strstr(text, "\"ncclAllReduce\""),
+              "its timeline (t.%d.json) lacks its track %s or its allreduce", (int)getpid(), want);
+  unlink(mine);
+}
+
+static void test_trace_after_clique_freed(void **state) {
+  (void)state;
+  snprintf(trace_dir, sizeof trace_dir, "%s/sim_procs-trace.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  assert_non_null(mkdtemp(trace_dir));
+  int bad = run_procs(2, trace_body);
+  DIR *d = opendir(trace_dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    char f[sizeof trace_dir + 256];
+    snprintf(f, sizeof f, "%s/%s", trace_dir, e->d_name);
+    if (e->d_name[0] != '.') unlink(f);
+  }
+  if (d) closedir(d);
+  rmdir(trace_dir);
+  assert_int_equal(bad, 0);
+}
+#else
+static void test_trace_after_clique_freed(void **state) {
+  (void)state;
+  skip(); /* no jansson: no timeline */
+}
+#endif
+
 /* ------------------------------------------------------ busy workers */
 
 static void block_forever(void *arg) {
@@ -816,6 +883,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_same_rank),      cmocka_unit_test(test_id_from_unshared_process),
       cmocka_unit_test(test_id_from_other_job), cmocka_unit_test(test_init_too_late),
       cmocka_unit_test(test_job_started_apart), cmocka_unit_test(test_job_layouts_differ),
+      cmocka_unit_test(test_trace_after_clique_freed),
       cmocka_unit_test(test_busy_share_of_dead_process),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

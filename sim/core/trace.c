@@ -17,7 +17,10 @@
  *
  * With NCCLSIM_TRACE=FILE at a clique's creation, its operations are also
  * appended, with their describe() text, to one process-wide list under a
- * briefly held lock, and FILE is written at exit.
+ * briefly held lock, and FILE is written at exit. With ranks as processes
+ * each process writes its own ranks; the clique is freed by whichever
+ * process leaves it last, which hands the other processes' unwritten
+ * timelines to the registry for them to take at their next flush.
  *
  * The file: a process (pid) per communicator, a thread (tid) per rank and
  * stream (rank * 100 + the stream's index for that rank); an X event per
@@ -72,6 +75,7 @@ enum { CHUNK_EVENTS = 1024 };
 typedef struct ev_chunk {
   struct ev_chunk *next;
   size_t n;
+  int pid; /* the process whose rank wrote it, the one to write it out */
   trace_ev ev[CHUNK_EVENTS];
 } ev_chunk;
 
@@ -126,6 +130,9 @@ typedef struct {
   pthread_mutex_t lock;
   uint64_t t_base; /* first clique's creation in the job, in sim_ticks(): time 0 of every file */
   trace_clique head;
+  /* Timelines of freed cliques' ranks whose processes have not written
+   * them yet (a process that dies first leaves its chunks in the arena). */
+  ev_chunk *orphans;
 } trace_registry;
 static void registry_init(void *p) {
   trace_registry *r = p;
@@ -268,6 +275,37 @@ static void splice(trace_clique *tc) {
   }
 }
 
+/* A freed clique's timelines of other processes' ranks, which those
+ * processes write at their next flush, go to the registry's orphans
+ * (reg_lock held; splice has taken this process's). Their ranks have left
+ * the clique, so no worker appends meanwhile. */
+static void orphan(trace_clique *tc) {
+  for (int r = 0; r < tc->nranks; r++) {
+    rank_ring *rg = &tc->ring[r];
+    if (!rg->first) continue;
+    rg->last->next = registry()->orphans;
+    registry()->orphans = rg->first;
+    rg->first = rg->last = NULL;
+  }
+}
+
+/* Takes this process's orphans onto its list, in their order (reg_lock and
+ * full_lock held). */
+static void adopt(void) {
+  int me = (int)getpid();
+  for (ev_chunk **p = &registry()->orphans, *k; (k = *p);) {
+    if (k->pid != me) {
+      p = &k->next;
+      continue;
+    }
+    *p = k->next;
+    k->next = NULL;
+    if (full_tail) full_tail->next = k;
+    else full_head = k;
+    full_tail = k;
+  }
+}
+
 void sim_trace_clique_fini(sim_clique *c) {
   trace_clique *tc = c->trace;
   if (!tc) return;
@@ -277,6 +315,7 @@ void sim_trace_clique_fini(sim_clique *c) {
   sim_mutex_lock(&full_lock);
   splice(tc);
   pthread_mutex_unlock(&full_lock);
+  orphan(tc);
   pthread_mutex_unlock(&reg_lock);
   for (int r = 0; r < tc->nranks; r++) sim_free(tc->ring[r].rec);
   sim_free(tc);
@@ -319,6 +358,7 @@ static void full_append(trace_clique *tc, const trace_ev *e) {
     }
     k->next = NULL;
     k->n = 0;
+    k->pid = rg->pid;
     if (rg->last) rg->last->next = k;
     else rg->first = k;
     rg->last = k;
@@ -602,6 +642,7 @@ static int flush(bool always) {
   sim_mutex_lock(&reg_lock); /* t_base, the live cliques */
   sim_mutex_lock(&full_lock);
   for (trace_clique *tc = reg_head.next; tc != &reg_head; tc = tc->next) splice(tc);
+  adopt();
   if (!always && !full_head && full_written) {
     pthread_mutex_unlock(&full_lock);
     pthread_mutex_unlock(&reg_lock);
