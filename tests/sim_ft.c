@@ -199,9 +199,18 @@ static void test_grow_arguments(void **state) {
   assert_int_equal(ncclCommGrow(NULL, 3, &id, 1, &out, NULL), ncclInvalidArgument);
   assert_true(has(last_warning(), "the parent has 2 ranks, which keep ranks 0..1"));
   assert_int_equal(ncclCommGrow(NULL, 3, &id, 2, &out, &config), ncclInvalidArgument);
-  /* a grow id is not an init id */
+  /* a grow id is not an init id, at any of the public inits, in any place
+   * of ncclCommInitRankScalable's ids */
   assert_int_equal(ncclCommInitRank(&out, 3, id, 2), ncclInvalidArgument);
-  assert_true(has(last_warning(), "made by ncclCommGetUniqueId, for ncclCommGrow"));
+  assert_true(has(last_warning(), "ncclCommInitRank: the unique id was made by ncclCommGetUniqueId, for ncclCommGrow"));
+  assert_int_equal(ncclCommInitRankConfig(&out, 3, id, 2, NULL), ncclInvalidArgument);
+  assert_true(has(last_warning(), "ncclCommInitRankConfig: the unique id was made by ncclCommGetUniqueId"));
+  ncclUniqueId ids[2] = {plain, id};
+  assert_int_equal(ncclCommInitRankScalable(&out, 3, 2, 2, ids, NULL), ncclInvalidArgument);
+  assert_true(has(last_warning(), "ncclCommInitRankScalable: commIds[1] was made by ncclCommGetUniqueId"));
+  ids[0] = id;
+  assert_int_equal(ncclCommInitRankScalable(&out, 3, 2, 1, ids, NULL), ncclInvalidArgument);
+  assert_true(has(last_warning(), "commIds[0] was made by ncclCommGetUniqueId"));
   /* inside a group, a refused grow fails the group */
   assert_int_equal(ncclGroupStart(), ncclSuccess);
   assert_int_equal(ncclCommGrow(NULL, 3, &id, 9, &out, NULL), ncclInvalidArgument);

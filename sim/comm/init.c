@@ -404,12 +404,6 @@ ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, 
     SIM_WARN(SIM_INIT, "%s: the unique id was not made by ncclGetUniqueId", op);
     return ncclInvalidArgument;
   }
-  sim_id_info info;
-  if (sim_id_read(id, &info) && info.grow_seq && strcmp(op, "ncclCommGrow") != 0) {
-    SIM_WARN(SIM_INIT, "%s: the unique id was made by ncclCommGetUniqueId, for ncclCommGrow (ncclsim checks this)",
-             op);
-    return ncclInvalidArgument;
-  }
   sim_net_addr root;
   uint64_t secret;
   bool net = id_root(id, &root, &secret);
@@ -429,9 +423,11 @@ ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, 
     memset(&mine, 0, sizeof mine);
     mine.gin_type = comm->opts.ginType;
     mine.railed_gin_type = comm->opts.railedGinType;
-    ncclResult_t res = sim_comm_net_join(comm, &mine, why, sizeof why);
+    ncclResult_t res = sim_rma_net_row(comm, &mine.row);
     if (res == ncclSuccess)
       res = sim_net_join(&root, secret, key, nranks, rank, &mine, sizeof mine, &comm->boot, why, sizeof why);
+    else
+      snprintf(why, sizeof why, "cannot make its signal counters for ranks on other hosts");
     if (res != ncclSuccess) {
       SIM_WARN(SIM_INIT, "%s: rank %d: %s", op, rank, why);
       sim_comm_free(comm);
@@ -480,13 +476,25 @@ ncclResult_t sim_init_group_check(ncclResult_t res) {
   return res == ncclInProgress ? res : sim_group_error(res);
 }
 
+/* Whether id is a grow's (ncclCommGetUniqueId), which the public inits
+ * refuse (sim_init_rank takes either: grow.c joins through it). `which`
+ * names the argument. */
+static bool grow_id(const ncclUniqueId *id, const char *op, const char *which) {
+  sim_id_info info;
+  if (!sim_id_read(id, &info) || !info.grow_seq) return false;
+  SIM_WARN(SIM_INIT, "%s: %s was made by ncclCommGetUniqueId, for ncclCommGrow (ncclsim checks this)", op, which);
+  return true;
+}
+
 SIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) {
+  if (grow_id(&id, "ncclCommInitRank", "the unique id")) return sim_group_error(ncclInvalidArgument);
   return sim_init_group_check(
       sim_init_rank(comm, nranks, &id, rank, NULL, sim_current_device(), NULL, "ncclCommInitRank"));
 }
 
 SIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
                                                ncclConfig_t *config) {
+  if (grow_id(&id, "ncclCommInitRankConfig", "the unique id")) return sim_group_error(ncclInvalidArgument);
   return sim_init_group_check(
       sim_init_rank(comm, nranks, &id, rank, config, sim_current_device(), NULL, "ncclCommInitRankConfig"));
 }
@@ -497,6 +505,11 @@ SIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, i
     SIM_WARN(SIM_INIT, "ncclCommInitRankScalable: nId is %d and commIds is %p; need at least one id", nId,
              (void *)ids);
     return sim_group_error(ncclInvalidArgument);
+  }
+  for (int i = 0; i < nId; i++) {
+    char which[32];
+    snprintf(which, sizeof which, "commIds[%d]", i);
+    if (grow_id(&ids[i], "ncclCommInitRankScalable", which)) return sim_group_error(ncclInvalidArgument);
   }
   /* Every rank passes the same ids; the first names the communicator. */
   return sim_init_group_check(
