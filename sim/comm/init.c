@@ -423,11 +423,9 @@ ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, 
     memset(&mine, 0, sizeof mine);
     mine.gin_type = comm->opts.ginType;
     mine.railed_gin_type = comm->opts.railedGinType;
-    ncclResult_t res = sim_rma_net_row(comm, &mine.row);
+    ncclResult_t res = sim_comm_net_join(comm, &mine, why, sizeof why);
     if (res == ncclSuccess)
       res = sim_net_join(&root, secret, key, nranks, rank, &mine, sizeof mine, &comm->boot, why, sizeof why);
-    else
-      snprintf(why, sizeof why, "cannot make its signal counters for ranks on other hosts");
     if (res != ncclSuccess) {
       SIM_WARN(SIM_INIT, "%s: rank %d: %s", op, rank, why);
       sim_comm_free(comm);
