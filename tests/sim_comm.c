@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "sim.h"
+#include "comm/comm.h"
 #include "sim_ranks.h"
 #include "sim_comms.h"
 #include <nccl_device.h> /* ncclCommQueryProperties */

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 #include "config.h"
 #include "sim.h"
+#include "core/core.h"
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <ncclsim.h>

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sim.h"
+#include "core/core.h"
 
 typedef struct {
   int value;

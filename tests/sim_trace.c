@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "sim.h"
+#include "core/core.h"
 #include "sim_ranks.h"
 
 #define N 3

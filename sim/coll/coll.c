@@ -4,7 +4,7 @@
  *
  * Every collective call on a communicator takes the rank's next sequence
  * number. Tasks of one sequence number meet in a round of the rendezvous
- * (sim/sim.h): post() arrives with the rank's task without blocking, and
+ * (core/core.h): post() arrives with the rank's task without blocking, and
  * the arrival that completes the round compares every rank's call (kind,
  * count, datatype, op, root) and plans the work in the round's payload. A mismatch
  * fails every rank with a diagnostic naming each rank's call, where real

@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../sim.h"
+#include "../core/core.h"
+#include "../comm/comm.h"
 
 /* ---- dtype.c: float16, bfloat16, float8 e4m3 and e5m2 <-> float.
  * Narrowing rounds to nearest even. float16 overflows to infinity (as

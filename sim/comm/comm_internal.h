@@ -2,7 +2,8 @@
 #ifndef NCCLSIM_COMM_INTERNAL_H_
 #define NCCLSIM_COMM_INTERNAL_H_
 
-#include "../sim.h"
+#include "comm.h"
+#include "../core/core.h"
 
 /* A rank's comm, before it joins a clique. */
 ncclComm_t sim_comm_alloc(int nranks, int rank, int device, const ncclConfig_t *config);
@@ -17,6 +18,17 @@ uint64_t sim_unique_key(void);
 void sim_clique_unref(sim_clique *c);
 /* Every area's comm_fini for a rank that goes (destroy, abort). */
 void sim_comm_fini_areas(ncclComm_t comm);
+/* Runs every area's comm_poll (comm/comm.c). */
+void sim_comm_poll(ncclComm_t comm);
+/* The same check as sim_comm_check (comm.h) for the calls NCCL still
+ * allows on a revoked communicator (split, shrink, grow,
+ * ncclCommGetUniqueId): READY or REVOKED. A rank that NCCLSIM_FAULT
+ * stopped is ncclRemoteError: its process is dead. */
+ncclResult_t sim_comm_check_mgmt(ncclComm_t comm, const char *op);
+/* Ends every rank's operations at once (ncclCommAbort, a dead process, a
+ * destroy stuck past NCCLSIM_TIMEOUT, a host gone: net's hook): sets
+ * aborted and each rank's cancel, wakes the waiters (comm/clique.c). */
+void sim_clique_abort(sim_clique *c);
 /* Every area's net_join, before the rank's bootstrap (sim_area). */
 ncclResult_t sim_comm_net_join(ncclComm_t comm, struct sim_net_rank_info *mine, char *why, size_t len);
 /* The calling thread's options (ncclsimSetCommOptions) resolved against the

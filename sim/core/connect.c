@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim.h"
+#include "core.h"
 #include "../net/net.h"
 
 typedef struct {

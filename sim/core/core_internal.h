@@ -2,7 +2,7 @@
 #ifndef NCCLSIM_CORE_INTERNAL_H_
 #define NCCLSIM_CORE_INTERNAL_H_
 
-#include "../sim.h"
+#include "core.h"
 
 /* Launches a list of tasks that share one stream, as one op of the stream
  * (task.c). On failure every task is completed unrun. */

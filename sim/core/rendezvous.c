@@ -1,7 +1,7 @@
 /*
  * sim/core/rendezvous.c — where ranks meet: the one primitive behind
  * communicator init, split and shrink, window registration and the
- * collectives (sim/sim.h, "Rendezvous").
+ * collectives (core/core.h, "Rendezvous").
  *
  * A round is a single allocation: the header, one state byte per rank, the
  * round's payload, then one slot per rank, each reached by an offset from
@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim.h"
+#include "core.h"
 #include "../net/net.h"
 
 enum { RANK_PRESENT = 1, RANK_HOLDS = 2 };

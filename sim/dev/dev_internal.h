@@ -5,7 +5,9 @@
 #ifndef NCCLSIM_DEV_INTERNAL_H_
 #define NCCLSIM_DEV_INTERNAL_H_
 
-#include "../sim.h"
+#include "dev.h"
+#include "../core/core.h"
+#include "../comm/comm.h"
 #include "../net/net.h"
 #include "nccl_device.h"
 

@@ -10,7 +10,7 @@
  * communicator's destroy frees any left open.
  *
  * The rank's window table is filled by sim/rma through the hooks
- * sim_dev_window_add / sim_dev_window_remove (sim/sim.h).
+ * sim_dev_window_add / sim_dev_window_remove (sim/dev/dev.h).
  */
 #include "config.h"
 

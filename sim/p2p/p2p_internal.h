@@ -2,7 +2,8 @@
 #ifndef NCCLSIM_P2P_INTERNAL_H_
 #define NCCLSIM_P2P_INTERNAL_H_
 
-#include "../sim.h"
+#include "../core/core.h"
+#include "../comm/comm.h"
 
 /* ncclSend/ncclRecv to a rank on another host (p2p_net.c), after the
  * arguments were checked: the task is submitted as any other. */

@@ -23,7 +23,9 @@
 #ifndef NCCLSIM_RMA_INTERNAL_H_
 #define NCCLSIM_RMA_INTERNAL_H_
 
-#include "../sim.h"
+#include "../core/core.h"
+#include "../comm/comm.h"
+#include "../dev/dev.h"
 #include "../net/net.h"
 #include "../transport.h"
 

@@ -32,7 +32,7 @@
 
 #include "rma_internal.h"
 
-/* ---- registration rounds: rounds of the rendezvous (sim/sim.h), keyed
+/* ---- registration rounds: rounds of the rendezvous (core/core.h), keyed
  * by the rank's count of registrations. A non-blocking caller arrives
  * detached: the completion hands it its handle. ---- */
 

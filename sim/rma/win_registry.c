@@ -6,7 +6,7 @@
  * A handle is published when its registration round completes
  * (win_register.c): it enters its rank's list, the process-wide list (the
  * pointer getters take no communicator, and must reject what is not a
- * window), the rank's memory count and the device window table (sim/sim.h).
+ * window), the rank's memory count and the device window table (sim/dev/dev.h).
  * Deregistration is local and retires it from all four. A retired handle is
  * kept (dead) until the communicator goes, so that a second deregistration
  * or a put naming it is recognised rather than being a use after free.
