@@ -23,6 +23,7 @@ sim_libncclsim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
 sim_libncclsim_core_la_SOURCES = \
 	sim/util/param.c sim/util/log.c sim/util/alloc.c sim/util/shm.c sim/util/job.c sim/util/wait.c sim/util/ticks.c sim/util/block.c \
 	sim/cuda/device.c sim/cuda/props.c sim/cuda/peer.c sim/cuda/memory.c sim/cuda/stream.c sim/cuda/event.c sim/cuda/memcpy.c \
+	sim/cuda/mempool.c sim/cuda/ipc.c sim/cuda/host_register.c sim/cuda/reset.c \
 	sim/core/rendezvous.c sim/core/connect.c sim/core/task.c sim/core/group.c sim/core/fail.c sim/core/trace.c \
 	sim/comm/clique.c sim/comm/comm.c sim/comm/init.c sim/comm/split.c sim/comm/child_net.c sim/comm/options.c \
 	sim/comm/suspend.c sim/comm/grow.c \

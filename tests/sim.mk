@@ -184,3 +184,22 @@ tests_hosts_rank_SOURCES = tests/hosts_rank.c
 tests_hosts_rank_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
 tests_hosts_rank_LDADD = sim/libncclsim.la -lpthread
 EXTRA_DIST += tests/sim-hosts.sh
+
+# The CUDA runtime's stream-ordered memory, interprocess handles (ranks as
+# processes) and host registration (sim/cuda/mempool.c, ipc.c,
+# host_register.c, reset.c).
+if BACKEND_SIM
+if HAVE_CMOCKA
+check_PROGRAMS += tests/sim_mempool tests/sim_hostmem tests/sim_ipc
+TESTS += tests/sim_mempool tests/sim_hostmem tests/sim_ipc
+endif
+endif
+tests_sim_mempool_SOURCES = tests/sim_mempool.c
+tests_sim_mempool_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_mempool_LDADD = $(SIM_TEST_LDADD)
+tests_sim_hostmem_SOURCES = tests/sim_hostmem.c
+tests_sim_hostmem_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_hostmem_LDADD = $(SIM_TEST_LDADD)
+tests_sim_ipc_SOURCES = tests/sim_ipc.c
+tests_sim_ipc_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_ipc_LDADD = $(SIM_TEST_LDADD)

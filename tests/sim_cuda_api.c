@@ -93,6 +93,7 @@ static void test_attributes(void **state) {
       {cudaDevAttrCooperativeLaunch, p.cooperativeLaunch},
       {cudaDevAttrMaxSharedMemoryPerBlockOptin, (long)p.sharedMemPerBlockOptin},
       {cudaDevAttrHostRegisterSupported, p.hostRegisterSupported},
+      {cudaDevAttrHostRegisterReadOnlySupported, p.hostRegisterReadOnlySupported},
       {cudaDevAttrMaxBlocksPerMultiprocessor, p.maxBlocksPerMultiProcessor},
       {cudaDevAttrReservedSharedMemoryPerBlock, (long)p.reservedSharedMemPerBlock},
       {cudaDevAttrMemoryPoolsSupported, p.memoryPoolsSupported},

@@ -28,4 +28,54 @@ typedef struct sim_marker {
  * m->mark, m->op.release and m->op.what. */
 cudaError_t sim_stream_enqueue_marker(sim_stream *s, sim_marker *m);
 
+/* Edits of the allocation registry (memory.c), for the room's own files.
+ * sim_mem_edit runs fn on the allocation based at `base`, under the
+ * registry's write lock; fn may change its size, flags, ipc_opens, owner
+ * and freed_on (never base, device, kind or pid) and says what it did:
+ * KEEP (nothing), CHANGED, RENEWED (changed, and a new serial: a new
+ * allocation at the same address), REMOVE (the entry goes and its memory
+ * is freed). Any change expires the threads' cached hits. ABSENT: no
+ * allocation is based there (fn not run). fn must not call into the
+ * registry. */
+typedef enum { SIM_MEM_ABSENT, SIM_MEM_KEEP, SIM_MEM_CHANGED, SIM_MEM_RENEWED, SIM_MEM_REMOVE } sim_mem_edit_result;
+sim_mem_edit_result sim_mem_edit(const void *base, sim_mem_edit_result (*fn)(sim_alloc_info *a, void *arg),
+                                 void *arg);
+/* Whether an allocation overlaps [p, p + bytes) (bytes > 0, no wrap),
+ * and one of them in *out (may be NULL). */
+bool sim_mem_overlap(const void *p, size_t bytes, sim_alloc_info *out);
+/* Runs fn on every allocation of the job, under the read lock. */
+void sim_mem_each(void (*fn)(const sim_alloc_info *a, void *arg), void *arg);
+
+/* Registered host memory (host_register.c): the registration containing
+ * p, as a SIM_MEM_HOST allocation with SIM_MEM_F_REGISTERED; and the
+ * flags cudaHostAlloc gave the allocation based at p. */
+bool sim_host_reg_lookup(const void *p, sim_alloc_info *out);
+void sim_host_alloc_flags(void *p, unsigned flags);
+
+/* Stream-ordered memory (mempool.c). report_use: the WARN for a use of
+ * memory freed in stream order (a, from a lookup, has SIM_MEM_F_FREED),
+ * naming the buffer, its free and the use ("what arg"). free_now: cudaFree
+ * of memory from a pool, or already freed in stream order (a double free).
+ * synced: a synchronize returned; pools release what exceeds their
+ * release threshold. */
+void sim_mempool_report_use(const sim_alloc_info *a, const void *p, const char *what, const char *arg);
+cudaError_t sim_mempool_free_now(void *p);
+void sim_mempool_synced(void);
+/* cudaDeviceReset: the device's default pool is current again. */
+void sim_mempool_reset_device(int device);
+
+/* Interprocess events (event.c, for ipc.c). export: the event object and
+ * generation an event's handle names (cudaErrorInvalidResourceHandle, with
+ * a WARN, for a dead event or one without cudaEventInterprocess). import:
+ * a new event of this process that stands for obj while obj is at
+ * generation gen (cudaErrorInvalidResourceHandle once it is not). */
+cudaError_t sim_event_export(cudaEvent_t e, void **obj, uint64_t *gen);
+cudaError_t sim_event_import(cudaEvent_t *out, void *obj, uint64_t gen);
+
+/* Destroys the process's streams on `device`, its default stream aside
+ * (stream.c, for cudaDeviceReset). */
+void sim_stream_destroy_device(int device);
+/* Forgets the peer access `device` enabled (peer.c, for cudaDeviceReset). */
+void sim_peer_reset_device(int device);
+
 #endif

@@ -71,6 +71,8 @@ SIM_EXPORT cudaError_t cudaPeekAtLastError(void) { return last_error; }
   X(cudaErrorInvalidMemcpyDirection, "invalid copy direction for memcpy")            \
   X(cudaErrorNoDevice, "no CUDA-capable device is detected")                         \
   X(cudaErrorInvalidDevice, "invalid device ordinal")                                \
+  X(cudaErrorDeviceUninitialized, "invalid device context")                          \
+  X(cudaErrorMapBufferObjectFailed, "mapping of buffer object failed")               \
   X(cudaErrorPeerAccessUnsupported, "peer access is not supported between these two devices") \
   X(cudaErrorInvalidResourceHandle, "invalid resource handle")                       \
   X(cudaErrorIllegalState, "the operation cannot be performed in the present state") \
@@ -78,7 +80,10 @@ SIM_EXPORT cudaError_t cudaPeekAtLastError(void) { return last_error; }
   X(cudaErrorIllegalAddress, "an illegal memory access was encountered")             \
   X(cudaErrorPeerAccessAlreadyEnabled, "peer access is already enabled")             \
   X(cudaErrorPeerAccessNotEnabled, "peer access has not been enabled")               \
+  X(cudaErrorHostMemoryAlreadyRegistered, "part or all of the requested memory range is already mapped") \
+  X(cudaErrorHostMemoryNotRegistered, "pointer does not correspond to a registered memory region") \
   X(cudaErrorLaunchFailure, "unspecified launch failure")                            \
+  X(cudaErrorNotSupported, "operation not supported")                                \
   X(cudaErrorTimeout, "the operation timed out (ncclsim: NCCLSIM_TIMEOUT expired)")  \
   X(cudaErrorUnknown, "unknown error")
 

@@ -19,6 +19,12 @@ struct CUevent_st {
   pthread_mutex_t lock;       /* orders completions from several streams */
   sim_waitq wq;
   struct CUevent_st *next_all;
+  uint64_t gen; /* its creations so far: an interprocess handle names one (ipc.c) */
+  /* An event opened from an interprocess handle stands for another
+   * process's event: `target`, while that one is at generation
+   * target_gen. */
+  struct CUevent_st *target;
+  uint64_t target_gen;
 };
 
 static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -32,12 +38,26 @@ static void child_after_fork(void) {
 }
 __attribute__((constructor)) static void event_atfork(void) { pthread_atfork(NULL, NULL, child_after_fork); }
 
-static struct CUevent_st *resolve(cudaEvent_t e) {
+static struct CUevent_st *resolve_handle(cudaEvent_t e) {
   if (!e || atomic_load(&e->magic) != EVENT_MAGIC) {
     SIM_WARN(SIM_STREAM, "event %p is not a live event", (void *)e);
     return NULL;
   }
   return e;
+}
+
+/* The event a handle's operations act on: itself, or the exporter's for
+ * an event opened from an interprocess handle. */
+static struct CUevent_st *resolve(cudaEvent_t h) {
+  struct CUevent_st *e = resolve_handle(h);
+  if (!e || !e->target) return e;
+  struct CUevent_st *t = e->target;
+  if (atomic_load(&t->magic) != EVENT_MAGIC || t->gen != e->target_gen) {
+    SIM_WARN(SIM_STREAM, "event %p was opened from an interprocess handle, and its exporter has destroyed the event "
+             "since (undefined in CUDA)", (void *)h);
+    return NULL;
+  }
+  return t;
 }
 
 SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned int flags) {
@@ -63,6 +83,8 @@ SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned int fl
     all_events = e;
   }
   e->flags = flags;
+  e->gen++;
+  e->target = NULL;
   atomic_store(&e->recorded, 0);
   atomic_store(&e->completed, 0);
   atomic_store(&e->time_ns, 0);
@@ -75,12 +97,13 @@ SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned int fl
 SIM_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *pe) { return cudaEventCreateWithFlags(pe, cudaEventDefault); }
 
 SIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t h) {
-  struct CUevent_st *e = resolve(h);
+  struct CUevent_st *e = resolve_handle(h);
   if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
   /* A pending record op still points at e; the object stays mapped and a
    * late completion only bumps counters of a pooled event, which a reuse
-   * resets under events_lock. Wait for it anyway so reuse starts clean. */
-  cudaEventSynchronize(h);
+   * resets under events_lock. Wait for it anyway so reuse starts clean
+   * (an opened event's records act on its exporter's, not on e). */
+  if (!e->target) cudaEventSynchronize(h);
   atomic_store(&e->magic, 0);
   return cudaSuccess;
 }
@@ -151,6 +174,7 @@ SIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t h) {
   if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
   gen_arg g = {e, atomic_load(&e->recorded)};
   sim_waitq_wait(&e->wq, reached, &g, NULL, UINT64_MAX);
+  sim_mempool_synced(); /* pools release what exceeds their threshold */
   return cudaSuccess;
 }
 
@@ -207,4 +231,37 @@ SIM_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t sh, cudaEvent_t h, unsig
   w->g = (gen_arg){e, gen};
   if ((err = sim_stream_enqueue(s, &w->op)) != cudaSuccess) sim_free(w);
   return sim_cuda_error(err);
+}
+
+cudaError_t sim_event_export(cudaEvent_t h, void **obj, uint64_t *gen) {
+  struct CUevent_st *e = resolve_handle(h);
+  if (!e) return cudaErrorInvalidResourceHandle;
+  if (e->target) { /* handed on: the handle names the exporter's own event */
+    if (!resolve(h)) return cudaErrorInvalidResourceHandle;
+    *obj = e->target;
+    *gen = e->target_gen;
+    return cudaSuccess;
+  }
+  if (!(e->flags & cudaEventInterprocess)) {
+    SIM_WARN(SIM_STREAM, "cudaIpcGetEventHandle: event %p was not created with cudaEventInterprocess", (void *)h);
+    return cudaErrorInvalidResourceHandle;
+  }
+  *obj = e;
+  *gen = e->gen;
+  return cudaSuccess;
+}
+
+cudaError_t sim_event_import(cudaEvent_t *out, void *obj, uint64_t gen) {
+  struct CUevent_st *t = obj;
+  if (atomic_load(&t->magic) != EVENT_MAGIC || t->gen != gen || !(t->flags & cudaEventInterprocess)) {
+    SIM_WARN(SIM_STREAM, "cudaIpcOpenEventHandle: the exporting process has destroyed the event %p", obj);
+    return cudaErrorInvalidResourceHandle;
+  }
+  cudaEvent_t h;
+  cudaError_t err = cudaEventCreateWithFlags(&h, cudaEventInterprocess | cudaEventDisableTiming);
+  if (err != cudaSuccess) return err;
+  h->target = t;
+  h->target_gen = gen;
+  *out = h;
+  return cudaSuccess;
 }

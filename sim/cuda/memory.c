@@ -28,7 +28,8 @@ typedef struct {
   size_t nallocs, cap;
   size_t *dev_used; /* bytes per device, ndev long */
   size_t ndev;
-  _Atomic uint64_t frees; /* bumped under the write lock by every free: the threads' hits expire */
+  _Atomic uint64_t frees; /* bumped under the write lock by every free or edit: the threads' hits expire */
+  uint64_t serials;       /* the last allocation's serial */
 } mem_registry;
 
 static void registry_init(void *p) { sim_rwlock_init(&((mem_registry *)p)->lock); }
@@ -104,7 +105,8 @@ cudaError_t sim_mem_alloc(void **out, size_t size, int device, sim_mem_kind kind
   }
   size_t i = upper_bound((uintptr_t)p);
   memmove(&R->allocs[i + 1], &R->allocs[i], (R->nallocs - i) * sizeof *R->allocs);
-  R->allocs[i] = (sim_alloc_info){p, size, device, kind, (int)getpid()};
+  R->allocs[i] = (sim_alloc_info){.base = p, .size = size, .device = device, .kind = kind, .pid = (int)getpid(),
+                                  .serial = ++R->serials};
   R->nallocs++;
   if (device >= 0) R->dev_used[device] += size;
   pthread_rwlock_unlock(&R->lock);
@@ -127,6 +129,22 @@ cudaError_t sim_mem_free(void *p, sim_mem_kind kind) {
     SIM_WARN(SIM_ALLOC, "free of %p: the allocation belongs to process %d, not to this one (%d)", p, owner,
              (int)getpid());
     return cudaErrorInvalidValue;
+  }
+  if (R->allocs[i - 1].flags & SIM_MEM_F_ORPHAN) { /* freed once already, kept for an importer */
+    pthread_rwlock_unlock(&R->lock);
+    SIM_WARN(SIM_ALLOC, "free of %p: freed already (kept only while another process has it open)", p);
+    return cudaErrorInvalidValue;
+  }
+  if (R->allocs[i - 1].ipc_opens) {
+    /* Undefined in CUDA; here the bytes stay until the importers close
+     * them, so that no importer reaches memory reused for something else. */
+    R->allocs[i - 1].flags |= SIM_MEM_F_ORPHAN;
+    uint32_t opens = R->allocs[i - 1].ipc_opens;
+    atomic_fetch_add_explicit(&R->frees, 1, memory_order_release);
+    pthread_rwlock_unlock(&R->lock);
+    SIM_WARN(SIM_ALLOC, "free of %p while %u other process(es) have it open (cudaIpcOpenMemHandle): undefined in "
+             "CUDA; ncclsim keeps the bytes until the last cudaIpcCloseMemHandle", p, (unsigned)opens);
+    return cudaSuccess;
   }
   sim_alloc_info a = R->allocs[i - 1];
   memmove(&R->allocs[i - 1], &R->allocs[i], (R->nallocs - i) * sizeof *R->allocs);
@@ -167,7 +185,7 @@ bool sim_mem_lookup(const void *p, sim_alloc_info *out) {
   if (a) found = *a;
   gen = atomic_load_explicit(&r->frees, memory_order_relaxed);
   pthread_rwlock_unlock(&r->lock);
-  if (!a) return false;
+  if (!a) return sim_host_reg_lookup(p, out); /* the process's registered host memory, never cached */
   if (gen != cache.gen) {
     memset(&cache, 0, sizeof cache);
     cache.gen = gen;
@@ -178,6 +196,10 @@ bool sim_mem_lookup(const void *p, sim_alloc_info *out) {
 }
 
 bool sim_mem_range_in(const sim_alloc_info *a, const void *p, size_t bytes, const char *what, const char *arg) {
+  if (a->flags & SIM_MEM_F_FREED) {
+    sim_mempool_report_use(a, p, what, arg);
+    return false;
+  }
   size_t off = (size_t)((const char *)p - (const char *)a->base);
   if (!bytes || bytes <= a->size - off) return true;
   SIM_WARN(SIM_ALLOC,
@@ -201,14 +223,56 @@ void sim_mem_stats(size_t *count, size_t *bytes) {
   size_t n = 0, b = 0;
   int self = (int)getpid();
   pthread_rwlock_rdlock(&R->lock);
-  for (size_t i = 0; i < R->nallocs; i++)
-    if (R->allocs[i].pid == self) n++, b += R->allocs[i].size;
+  for (size_t i = 0; i < R->nallocs; i++) /* what a pool holds freed, or an importer alone, is not the caller's */
+    if (R->allocs[i].pid == self && !(R->allocs[i].flags & (SIM_MEM_F_FREED | SIM_MEM_F_ORPHAN)))
+      n++, b += R->allocs[i].size;
   pthread_rwlock_unlock(&R->lock);
   if (count) *count = n;
   if (bytes) *bytes = b;
 }
 
 SIM_EXPORT void ncclsimMemStats(size_t *count, size_t *bytes) { sim_mem_stats(count, bytes); }
+
+sim_mem_edit_result sim_mem_edit(const void *base, sim_mem_edit_result (*fn)(sim_alloc_info *a, void *arg),
+                                 void *arg) {
+  pthread_rwlock_wrlock(&R->lock);
+  size_t i = upper_bound((uintptr_t)base);
+  if (i == 0 || R->allocs[i - 1].base != base) {
+    pthread_rwlock_unlock(&R->lock);
+    return SIM_MEM_ABSENT;
+  }
+  sim_alloc_info *a = &R->allocs[i - 1];
+  size_t size = a->size;
+  sim_mem_edit_result res = fn(a, arg);
+  if (res == SIM_MEM_REMOVE) {
+    if (a->device >= 0) R->dev_used[a->device] -= size;
+    memmove(a, a + 1, (R->nallocs - i) * sizeof *R->allocs);
+    R->nallocs--;
+  } else if (res != SIM_MEM_KEEP) {
+    if (res == SIM_MEM_RENEWED) a->serial = ++R->serials;
+    if (a->device >= 0) R->dev_used[a->device] += a->size - size; /* wraps back when it shrank */
+  }
+  if (res != SIM_MEM_KEEP) atomic_fetch_add_explicit(&R->frees, 1, memory_order_release);
+  pthread_rwlock_unlock(&R->lock);
+  if (res == SIM_MEM_REMOVE) sim_free((void *)base);
+  return res;
+}
+
+bool sim_mem_overlap(const void *p, size_t bytes, sim_alloc_info *out) {
+  uintptr_t lo = (uintptr_t)p, hi = lo + bytes; /* bytes > 0, no wrap: the caller checked */
+  pthread_rwlock_rdlock(&R->lock);
+  size_t i = upper_bound(hi - 1); /* the last allocation based below hi */
+  bool hit = i > 0 && (uintptr_t)R->allocs[i - 1].base + (R->allocs[i - 1].size ? R->allocs[i - 1].size : 1) > lo;
+  if (hit && out) *out = R->allocs[i - 1];
+  pthread_rwlock_unlock(&R->lock);
+  return hit;
+}
+
+void sim_mem_each(void (*fn)(const sim_alloc_info *a, void *arg), void *arg) {
+  pthread_rwlock_rdlock(&R->lock);
+  for (size_t i = 0; i < R->nallocs; i++) fn(&R->allocs[i], arg);
+  pthread_rwlock_unlock(&R->lock);
+}
 
 SIM_EXPORT cudaError_t cudaMalloc(void **p, size_t size) {
   if (!p) return sim_cuda_error(cudaErrorInvalidValue);
@@ -217,6 +281,11 @@ SIM_EXPORT cudaError_t cudaMalloc(void **p, size_t size) {
 
 SIM_EXPORT cudaError_t cudaFree(void *p) {
   if (!p) return cudaSuccess;
+  /* cudaMallocAsync's memory goes back to its pool; memory freed in stream
+   * order already is a double free (mempool.c says which). */
+  sim_alloc_info a;
+  if (sim_mem_lookup(p, &a) && (a.flags & (SIM_MEM_F_POOL | SIM_MEM_F_FREED)))
+    return sim_cuda_error(sim_mempool_free_now(p));
   return sim_cuda_error(sim_mem_free(p, SIM_MEM_DEVICE));
 }
 
@@ -234,7 +303,9 @@ SIM_EXPORT cudaError_t cudaMallocHost(void **p, size_t size) {
 SIM_EXPORT cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags) {
   if (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined))
     return sim_cuda_error(cudaErrorInvalidValue);
-  return cudaMallocHost(p, size);
+  cudaError_t e = cudaMallocHost(p, size);
+  if (e == cudaSuccess && *p) sim_host_alloc_flags(*p, flags); /* for cudaHostGetFlags */
+  return e;
 }
 
 SIM_EXPORT cudaError_t cudaFreeHost(void *p) {

@@ -72,3 +72,9 @@ SIM_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peer) {
   pthread_mutex_unlock(&peer_lock);
   return sim_cuda_error(err);
 }
+
+void sim_peer_reset_device(int device) {
+  sim_mutex_lock(&peer_lock);
+  if (device < enabled_n) memset(enabled + (size_t)device * (size_t)enabled_n, 0, (size_t)enabled_n);
+  pthread_mutex_unlock(&peer_lock);
+}

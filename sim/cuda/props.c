@@ -118,6 +118,7 @@ SIM_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr at
   case cudaDevAttrCooperativeLaunch: v = p.cooperativeLaunch; break;
   case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = (int)p.sharedMemPerBlockOptin; break;
   case cudaDevAttrHostRegisterSupported: v = p.hostRegisterSupported; break;
+  case cudaDevAttrHostRegisterReadOnlySupported: v = p.hostRegisterReadOnlySupported; break;
   case cudaDevAttrMaxBlocksPerMultiprocessor: v = p.maxBlocksPerMultiProcessor; break;
   case cudaDevAttrReservedSharedMemoryPerBlock: v = (int)p.reservedSharedMemPerBlock; break;
   case cudaDevAttrMemoryPoolsSupported: v = p.memoryPoolsSupported; break;

@@ -541,7 +541,9 @@ SIM_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   cudaError_t err;
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
-  return sim_cuda_error(sim_stream_drain(s));
+  err = sim_stream_drain(s);
+  sim_mempool_synced(); /* pools release what exceeds their threshold */
+  return sim_cuda_error(err);
 }
 
 SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
@@ -671,4 +673,16 @@ SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t h, cudaHostFn_t fn, void 
   return sim_cuda_error(err);
 }
 
-SIM_EXPORT cudaError_t cudaDeviceSynchronize(void) { return sim_cuda_error(device_drain(sim_current_device())); }
+SIM_EXPORT cudaError_t cudaDeviceSynchronize(void) {
+  cudaError_t err = device_drain(sim_current_device());
+  sim_mempool_synced();
+  return sim_cuda_error(err);
+}
+
+void sim_stream_destroy_device(int device) {
+  sim_mutex_lock(&streams_lock);
+  sim_stream *p = all_streams;
+  pthread_mutex_unlock(&streams_lock);
+  for (; p; p = p->next_all) /* as device_drain walks it */
+    if (atomic_load(&p->magic) == STREAM_MAGIC && p->device == device && !p->is_default) cudaStreamDestroy(p);
+}

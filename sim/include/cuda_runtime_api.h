@@ -32,6 +32,8 @@ typedef enum cudaError {
   cudaErrorInvalidMemcpyDirection = 21,
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
+  cudaErrorDeviceUninitialized = 201,
+  cudaErrorMapBufferObjectFailed = 205,
   cudaErrorPeerAccessUnsupported = 217,
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorIllegalState = 401,
@@ -39,7 +41,10 @@ typedef enum cudaError {
   cudaErrorIllegalAddress = 700,
   cudaErrorPeerAccessAlreadyEnabled = 704,
   cudaErrorPeerAccessNotEnabled = 705,
+  cudaErrorHostMemoryAlreadyRegistered = 712,
+  cudaErrorHostMemoryNotRegistered = 713,
   cudaErrorLaunchFailure = 719,
+  cudaErrorNotSupported = 801,
   cudaErrorTimeout = 909,
   cudaErrorUnknown = 999
 } cudaError_t;
@@ -83,7 +88,80 @@ struct cudaPointerAttributes {
 #define cudaHostAllocPortable 0x01
 #define cudaHostAllocMapped 0x02
 #define cudaHostAllocWriteCombined 0x04
+#define cudaHostRegisterDefault 0x00
+#define cudaHostRegisterPortable 0x01
+#define cudaHostRegisterMapped 0x02
+#define cudaHostRegisterIoMemory 0x04 /* ncclsim has no I/O memory: cudaErrorNotSupported */
+#define cudaHostRegisterReadOnly 0x08 /* cudaErrorNotSupported, as cudaDevAttrHostRegisterReadOnlySupported is 0 */
 #define cudaPeerAccessDefault 0x00
+#define cudaIpcMemLazyEnablePeerAccess 0x01
+
+/* Interprocess handles: 64 opaque bytes, as CUDA's. ncclsim's name the
+ * job (its shared arena), the exporting process, the allocation or event
+ * and its generation (sim/cuda/ipc.c). */
+#define CUDA_IPC_HANDLE_SIZE 64
+typedef struct cudaIpcEventHandle_st {
+  char reserved[CUDA_IPC_HANDLE_SIZE];
+} cudaIpcEventHandle_t;
+typedef struct cudaIpcMemHandle_st {
+  char reserved[CUDA_IPC_HANDLE_SIZE];
+} cudaIpcMemHandle_t;
+
+/* Stream-ordered memory (sim/cuda/mempool.c). */
+typedef struct CUmemPoolHandle_st *cudaMemPool_t;
+
+enum cudaMemPoolAttr {
+  cudaMemPoolReuseFollowEventDependencies = 0x1,   /* int, default 1 (stored; ncclsim does not follow events) */
+  cudaMemPoolReuseAllowOpportunistic = 0x2,        /* int, default 1: reuse frees that have run, from any stream */
+  cudaMemPoolReuseAllowInternalDependencies = 0x3, /* int, default 1 (stored; ncclsim inserts no dependencies) */
+  cudaMemPoolAttrReleaseThreshold = 0x4,           /* unsigned long long: reserved bytes kept past a synchronize */
+  cudaMemPoolAttrReservedMemCurrent = 0x5,         /* unsigned long long, read only */
+  cudaMemPoolAttrReservedMemHigh = 0x6,            /* unsigned long long; set only to 0 (a reset) */
+  cudaMemPoolAttrUsedMemCurrent = 0x7,             /* unsigned long long, read only */
+  cudaMemPoolAttrUsedMemHigh = 0x8                 /* unsigned long long; set only to 0 (a reset) */
+};
+
+enum cudaMemLocationType {
+  cudaMemLocationTypeInvalid = 0,
+  cudaMemLocationTypeNone = 0,
+  cudaMemLocationTypeDevice = 1, /* the only one ncclsim's pools take */
+  cudaMemLocationTypeHost = 2,
+  cudaMemLocationTypeHostNuma = 3,
+  cudaMemLocationTypeHostNumaCurrent = 4
+};
+
+struct cudaMemLocation {
+  enum cudaMemLocationType type;
+  int id; /* the device ordinal, for cudaMemLocationTypeDevice */
+};
+
+enum cudaMemAllocationType {
+  cudaMemAllocationTypeInvalid = 0x0,
+  cudaMemAllocationTypePinned = 0x1, /* the only one ncclsim's pools take */
+  cudaMemAllocationTypeManaged = 0x2,
+  cudaMemAllocationTypeMax = 0x7FFFFFFF
+};
+
+enum cudaMemAllocationHandleType {
+  cudaMemHandleTypeNone = 0x0,
+  cudaMemHandleTypePosixFileDescriptor = 0x1, /* accepted; ncclsim has no pool export functions */
+  cudaMemHandleTypeWin32 = 0x2,
+  cudaMemHandleTypeWin32Kmt = 0x4,
+  cudaMemHandleTypeFabric = 0x8
+};
+
+#define cudaMemPoolCreateUsageHwDecompress 0x2
+
+/* CUDA 13's layout (the compatibility test checks every offset). */
+struct cudaMemPoolProps {
+  enum cudaMemAllocationType allocType;
+  enum cudaMemAllocationHandleType handleTypes;
+  struct cudaMemLocation location;
+  void *win32SecurityAttributes; /* must be NULL */
+  size_t maxSize;                /* bytes the pool may reserve; 0: the device's memory */
+  unsigned short usage;          /* 0 (no hardware decompression here) */
+  unsigned char reserved[54];    /* must be zero */
+};
 
 enum cudaDeviceAttr {
   cudaDevAttrMaxThreadsPerBlock = 1,
@@ -332,6 +410,12 @@ cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags);
 cudaError_t cudaDeviceDisablePeerAccess(int peerDevice);
 cudaError_t cudaDriverGetVersion(int *driverVersion);
 cudaError_t cudaRuntimeGetVersion(int *runtimeVersion);
+/* Drains the current device's streams, then frees this process's
+ * cudaMalloc memory on it, destroys its streams there and makes its
+ * default memory pool current again. Kept, as CUDA keeps them:
+ * cudaMallocAsync memory. Kept by ncclsim: cudaMallocHost memory (which
+ * ncclsim does not tie to a device), ncclMemAlloc memory, events. */
+cudaError_t cudaDeviceReset(void);
 
 /* Memory; sizes in bytes. */
 cudaError_t cudaMalloc(void **devPtr, size_t size);
@@ -345,6 +429,68 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream);
 cudaError_t cudaMemset(void *devPtr, int value, size_t count);
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream);
+
+/* Host registration (sim/cuda/host_register.c). Registered memory is
+ * pinned host memory to every check (copies, memsets, NCCL buffers,
+ * cudaPointerGetAttributes) until cudaHostUnregister; the registration is
+ * the calling process's own. A range that overlaps a registered or pinned
+ * one is cudaErrorHostMemoryAlreadyRegistered; unregistering anything but
+ * a registered base is cudaErrorHostMemoryNotRegistered. */
+cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags);
+cudaError_t cudaHostUnregister(void *ptr);
+/* Pinned memory (cudaMallocHost, cudaHostAlloc, cudaHostRegister) is
+ * mapped at its host address, as on a GPU with unified addressing; flags
+ * must be 0. */
+cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags);
+/* The flags cudaHostAlloc was given (0 for cudaMallocHost); any other
+ * memory, registered memory included, is cudaErrorInvalidValue. */
+cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost);
+
+/* Stream-ordered memory (sim/cuda/mempool.c). Each device has a default
+ * pool, current until cudaDeviceSetMemPool. An allocation is usable at
+ * once in stream order; cudaFreeAsync marks it freed at once, and every
+ * use enqueued after it (an NCCL operation's buffer, a copy, a memset) is
+ * refused with a diagnostic naming the buffer, the free and the use,
+ * while the pool holds the memory. Freed memory returns to its pool when
+ * the free runs; the next synchronize (stream, event or device) releases
+ * what the pool holds beyond its release threshold (default 0), and
+ * cudaMemPoolTrimTo what exceeds its argument. A pool reuses a freed
+ * block of the same 256-byte-rounded size: on the stream that freed it,
+ * or, once the free has run, on any stream (cudaMemPoolReuseAllowOpportunistic).
+ * Sizes and the reserved and used figures are in those rounded sizes. */
+cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);
+cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream);
+/* Also takes cudaMalloc memory, freed when the stream reaches the free. */
+cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream);
+cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps);
+/* A pool with allocations outstanding goes when its last one is freed. */
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool);
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep);
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value);
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value);
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device);
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device);
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool);
+
+/* Interprocess memory and events (sim/cuda/ipc.c), between the processes
+ * of one ncclsim job (Ranks as processes in docs/ncclsim.md): an opened
+ * handle maps the exporter's bytes at the same address. A handle of
+ * another job, or from a process that shares nothing, is
+ * cudaErrorMapBufferObjectFailed; of this very process,
+ * cudaErrorDeviceUninitialized; of memory or an event that its exporter
+ * freed, cudaErrorInvalidResourceHandle. Opening a handle again in one
+ * process returns the same pointer and counts a reference, as CUDA 13
+ * documents; each open needs its close. Memory its owner frees while
+ * another process has it open stays allocated until the last close. */
+cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr);
+cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags);
+cudaError_t cudaIpcCloseMemHandle(void *devPtr);
+/* The event must have cudaEventInterprocess | cudaEventDisableTiming. */
+cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event);
+/* An event of this process that stands for the exporter's: records,
+ * waits and queries reach the exporter's event; cudaEventDestroy ends
+ * only this one. */
+cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle);
 
 /* Streams */
 cudaError_t cudaStreamCreate(cudaStream_t *pStream);

@@ -1,0 +1,558 @@
+/*
+ * sim/kernel/block.c — the threads of a block, run as fibers by one worker.
+ *
+ * Resident threads (one block, or every block of a cooperative launch) sit
+ * in a ring. The running thread keeps the CPU until it waits: at a
+ * barrier, in a warp exchange, in a poll (__ncclsim_yield) or at a loop
+ * tick; then it switches straight to the next thread of the ring that can
+ * run, without going through the worker's own context. Only the end of
+ * every thread, a thread that cannot go on, or a fault go back there.
+ *
+ * A round of the ring in which nothing progressed (no barrier or warp
+ * exchange completed, no thread started or ended) means every thread
+ * polls: the worker then lets other threads of the machine run
+ * (sched_yield), and after NCCLSIM_TIMEOUT of such rounds the kernel ends
+ * with a report of what each thread waits for. A GPU would spin forever.
+ */
+#include "config.h"
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_internal.h"
+
+#if SIM_TSAN
+#include <sanitizer/tsan_interface.h>
+#define HB_RELEASE(p) __tsan_release((void *)(p))
+#define HB_ACQUIRE(p) __tsan_acquire((void *)(p))
+#else
+#define HB_RELEASE(p) ((void)(p))
+#define HB_ACQUIRE(p) ((void)(p))
+#endif
+
+SIM_EXPORT _Thread_local uint3 threadIdx;
+SIM_EXPORT _Thread_local uint3 blockIdx;
+SIM_EXPORT _Thread_local uint3 blockDim = {1, 1, 1};
+SIM_EXPORT _Thread_local uint3 gridDim = {1, 1, 1};
+SIM_EXPORT _Thread_local __ncclsim_kthread *__ncclsim_self;
+SIM_EXPORT _Thread_local int __ncclsim_ticks = SIM_K_TICKS;
+_Thread_local kgrid *sim_k_grid;
+
+static inline kthread *current(void) { return (kthread *)__ncclsim_self; }
+
+static void set_coords(kgrid *g, kthread *t) {
+  g->running = t;
+  if (t) {
+    threadIdx = t->tid;
+    blockIdx = t->pub.block->bid;
+    __ncclsim_self = &t->pub;
+  } else {
+    threadIdx = (uint3){0, 0, 0};
+    blockIdx = (uint3){0, 0, 0};
+    __ncclsim_self = NULL;
+  }
+}
+
+void sim_k_where(kgrid *g, const kthread *t, char *buf, size_t len) {
+  const char *name = g->pretty ? g->pretty : g->l->name ? g->l->name : "(unnamed)";
+  if (t)
+    snprintf(buf, len, "kernel %s, block (%u,%u,%u), thread (%u,%u,%u)", name, t->pub.block->bid.x,
+             t->pub.block->bid.y, t->pub.block->bid.z, t->tid.x, t->tid.y, t->tid.z);
+  else
+    snprintf(buf, len, "kernel %s", name);
+}
+
+static void vfault(kgrid *g, cudaError_t err, const char *fmt, va_list ap) {
+  if (g->err != cudaSuccess) return; /* the first fault is the kernel's */
+  g->err = err;
+  vsnprintf(g->why, sizeof g->why, fmt, ap);
+}
+
+void sim_k_fault(kgrid *g, cudaError_t err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfault(g, err, fmt, ap);
+  va_end(ap);
+}
+
+void sim_k_abort(kgrid *g, cudaError_t err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfault(g, err, fmt, ap);
+  va_end(ap);
+  kthread *t = g->running;
+  set_coords(g, NULL);
+  /* The thread is abandoned where it stands: the home context frees its
+   * stack with the others' (sim_k_ring_run). */
+  sim_fiber_switch(t->fiber, g->home, true);
+  abort(); /* nothing resumes an aborted kernel's thread */
+}
+
+/* ---- the ring ---- */
+
+static unsigned ring_index(kgrid *g, kthread *t) {
+  /* Threads of a block are contiguous in the ring, blocks in order. */
+  kblock *b = t->pub.block;
+  return (unsigned)(b - g->blocks) * b->nthreads + t->pub.rank;
+}
+
+static void describe_stall(kgrid *g, char *buf, size_t len) {
+  unsigned at_bar = 0, at_warp = 0, at_grid = 0, polling = 0, done = 0;
+  const kthread *poller = NULL, *warper = NULL;
+  for (unsigned i = 0; i < g->ring_n; i++) {
+    const kthread *t = g->ring[i];
+    switch (t->state) {
+    case KT_BAR: at_bar++; break;
+    case KT_WARP: at_warp++; if (!warper) warper = t; break;
+    case KT_GRID: at_grid++; break;
+    case KT_DONE: done++; break;
+    default:
+      polling++;
+      if (!poller || (t->waits_for && !poller->waits_for)) poller = t;
+    }
+  }
+  size_t n = (size_t)snprintf(buf, len, "of its %u resident threads, %u ended, %u wait at __syncthreads", g->ring_n,
+                              done, at_bar);
+  if (n < len && at_grid) n += (size_t)snprintf(buf + n, len - n, ", %u at grid.sync()", at_grid);
+  if (n < len && at_warp) {
+    const kwarp *w = &warper->pub.block->warps[warper->pub.warp];
+    const kexchange *x = &w->ex[0];
+    for (int i = 0; i < 32; i++)
+      if (w->ex[i].want >> warper->pub.lane & 1) x = &w->ex[i];
+    n += (size_t)snprintf(buf + n, len - n, ", %u in warp exchanges (warp %u of block (%u,%u,%u): %s with mask 0x%08x, lanes 0x%08x arrived)",
+                          at_warp, warper->pub.warp, warper->pub.block->bid.x, warper->pub.block->bid.y,
+                          warper->pub.block->bid.z, x->kind ? x->kind : "?", x->want, x->arrived);
+  }
+  if (n < len && polling) {
+    char where[256];
+    sim_k_where(g, poller, where, sizeof where);
+    n += (size_t)snprintf(buf + n, len - n, ", %u run or poll (%s: %s)", polling, where,
+                          poller->waits_for ? poller->waits_for : "a loop");
+  }
+  if (n < len && g->blocks_started < g->nblocks)
+    snprintf(buf + n, len - n,
+             "; %llu of the grid's %llu blocks have not started: a launch that is not cooperative may run its blocks "
+             "one at a time, so a wait for another block (a grid-wide barrier) needs cudaLaunchCooperativeKernel",
+             g->nblocks - g->blocks_started, g->nblocks);
+}
+
+/* A round passed: if nothing progressed in it, let other workers run,
+ * and end the kernel after NCCLSIM_TIMEOUT of quiet. */
+static void wrapped(kgrid *g) {
+  if (g->progress) {
+    g->progress = false;
+    g->quiet_since = 0;
+    return;
+  }
+  sched_yield();
+  uint64_t now = sim_now_ns();
+  if (!g->quiet_since) {
+    g->quiet_since = now;
+  } else if (now - g->quiet_since > sim_timeout_ns() && g->running) {
+    char stall[768];
+    describe_stall(g, stall, sizeof stall);
+    sim_k_abort(g, cudaErrorLaunchTimeout,
+                "no thread progressed for NCCLSIM_TIMEOUT=%s s (no barrier passed, no thread started or ended): %s. "
+                "On a GPU this kernel would not end",
+                sim_param_text(SIM_P_TIMEOUT), stall);
+  }
+}
+
+/* The next thread of the ring after index `from` that can run (`from`
+ * itself last); NULL when none can. */
+static kthread *pick_next(kgrid *g, unsigned from) {
+  unsigned n = g->ring_n;
+  for (unsigned k = 1; k <= n; k++) {
+    unsigned i = from + k;
+    if (i >= n) i -= n;
+    if (i == 0) wrapped(g);
+    kthread *t = g->ring[i];
+    if (t->state == KT_RUN || t->state == KT_NEW) return t;
+  }
+  return NULL;
+}
+
+static void thread_main(void *arg);
+
+/* Gives t a fiber if it has none yet; false out of memory. */
+static bool ready(kgrid *g, kthread *t) {
+  if (t->state != KT_NEW) return true;
+  sim_fiber *f = sim_fiber_alloc();
+  if (!f) return false;
+  sim_fiber_prepare(f, thread_main, t);
+  t->fiber = f;
+  t->state = KT_RUN;
+  g->progress = true;
+  return true;
+}
+
+/* The running thread `self` (NULL: the home context) hands the CPU to
+ * `next` (NULL: home). */
+static void hand_to(kgrid *g, kthread *self, kthread *next) {
+  sim_fiber *from = self ? self->fiber : g->home;
+  if (next && !ready(g, next)) {
+    if (!self) {
+      sim_k_fault(g, cudaErrorMemoryAllocation, "no memory for the stack of a kernel thread (%zu KiB)",
+                  sim_fiber_stack_size() / 1024);
+      return;
+    }
+    sim_k_abort(g, cudaErrorMemoryAllocation, "no memory for the stack of a kernel thread (%zu KiB)",
+                sim_fiber_stack_size() / 1024);
+  }
+  set_coords(g, next);
+  sim_fiber_switch(from, next ? next->fiber : g->home, !next || !self);
+}
+
+/* The running thread waits (its state says for what): the next one runs. */
+static void wait_turn(kgrid *g, kthread *self) {
+  kthread *next = pick_next(g, ring_index(g, self));
+  hand_to(g, self, next); /* NULL: no thread can run; home reports it */
+}
+
+static void bar_release(kgrid *g, kblock *b) {
+  b->bar_result[0] = b->bar_acc;
+  for (unsigned i = 0; i < b->nthreads; i++)
+    if (b->threads[i].state == KT_BAR) b->threads[i].state = KT_RUN;
+  b->bar_gen++;
+  b->bar_arrived = 0;
+  g->progress = true;
+}
+
+static void grid_release(kgrid *g) {
+  for (unsigned i = 0; i < g->ring_n; i++)
+    if (g->ring[i]->state == KT_GRID) g->ring[i]->state = KT_RUN;
+  g->grid_gen++;
+  g->grid_arrived = 0;
+  g->progress = true;
+}
+
+static void thread_exit(kgrid *g, kthread *t) {
+  kblock *b = t->pub.block;
+  t->state = KT_DONE;
+  g->live--;
+  b->live--;
+  g->progress = true;
+  HB_RELEASE(g);
+  /* Threads that ended count as arrived, as on a GPU since Volta. */
+  if (b->bar_arrived && b->bar_arrived == b->live) bar_release(g, b);
+  if (g->grid_arrived && g->grid_arrived == g->live) grid_release(g);
+  kwarp *w = &b->warps[t->pub.warp];
+  unsigned bit = 1u << t->pub.lane;
+  for (int i = 0; i < 32; i++) {
+    kexchange *x = &w->ex[i];
+    if ((x->want & bit) && !(x->arrived & bit)) {
+      char where[256];
+      sim_k_where(g, t, where, sizeof where);
+      sim_k_abort(g, cudaErrorLaunchFailure,
+                  "%s ended while lanes 0x%08x of its warp wait for it in %s (mask 0x%08x): on a GPU this is undefined",
+                  where, x->arrived, x->kind, x->want);
+    }
+  }
+  kthread *next = pick_next(g, ring_index(g, t));
+  if (next && !ready(g, next))
+    sim_k_abort(g, cudaErrorMemoryAllocation, "no memory for the stack of a kernel thread");
+  sim_fiber *from = t->fiber;
+  t->fiber = NULL; /* pooled once left */
+  set_coords(g, next);
+  sim_fiber_leave(from, next ? next->fiber : g->home, !next);
+}
+
+static void thread_main(void *arg) {
+  kthread *t = arg;
+  kgrid *g = sim_k_grid;
+  HB_ACQUIRE(g);
+  g->l->invoke(g->l);
+  thread_exit(g, t);
+}
+
+/* ---- blocks ---- */
+
+bool sim_k_block_init(kgrid *g, kblock *b, uint3 bid) {
+  __ncclsim_launch *l = g->l;
+  unsigned n = l->block.x * l->block.y * l->block.z;
+  memset(b, 0, sizeof *b);
+  b->grid = g;
+  b->bid = bid;
+  b->nthreads = b->live = n;
+  b->nwarps = (n + 31) / 32;
+  b->threads = sim_calloc(n, sizeof *b->threads);
+  b->warps = sim_calloc(b->nwarps, sizeof *b->warps);
+  const kentry *k = sim_k_lookup(l->kernel, false);
+  b->smem_cap = sim_k_smem_limit(k);
+  if (b->smem_cap < l->smem) b->smem_cap = l->smem;
+  b->smem = sim_malloc(b->smem_cap ? b->smem_cap : 1);
+  if (!b->threads || !b->warps || !b->smem) {
+    sim_k_block_fini(b);
+    return false;
+  }
+  b->smem_dynamic = l->smem;
+  b->smem_used = (l->smem + 15) & ~(size_t)15;
+  for (unsigned i = 0; i < n; i++) {
+    kthread *t = &b->threads[i];
+    t->tid.x = i % l->block.x;
+    t->tid.y = i / l->block.x % l->block.y;
+    t->tid.z = i / (l->block.x * l->block.y);
+    t->pub.rank = i;
+    t->pub.lane = i % 32;
+    t->pub.warp = i / 32;
+    t->pub.warp_lanes = i / 32 == b->nwarps - 1 && n % 32 ? n % 32 : 32;
+    t->pub.block = b;
+  }
+  return true;
+}
+
+void sim_k_block_fini(kblock *b) {
+  if (b->threads)
+    for (unsigned i = 0; i < b->nthreads; i++)
+      if (b->threads[i].fiber) sim_fiber_free(b->threads[i].fiber); /* abandoned by a fault */
+  kentry *k = b->grid ? sim_k_lookup(b->grid->l->kernel, false) : NULL;
+  if (k && b->smem_used > b->smem_dynamic) k->static_smem = b->smem_used - ((b->smem_dynamic + 15) & ~(size_t)15);
+  sim_free(b->threads);
+  sim_free(b->warps);
+  sim_free(b->smem);
+  sim_free(b->vars);
+  b->threads = NULL;
+  b->warps = NULL;
+  b->smem = NULL;
+  b->vars = NULL;
+}
+
+void sim_k_ring_run(kgrid *g) {
+  g->progress = true;
+  g->quiet_since = 0;
+  HB_RELEASE(g);
+  kthread *first = pick_next(g, g->ring_n - 1);
+  if (first) hand_to(g, NULL, first);
+  /* Back home: every thread ended, a fault, or no thread can go on. */
+  set_coords(g, NULL);
+  HB_ACQUIRE(g);
+  if (g->err == cudaSuccess && g->live > 0) {
+    char stall[768];
+    describe_stall(g, stall, sizeof stall);
+    sim_k_fault(g, cudaErrorLaunchFailure,
+                "no thread can go on: %s. On a GPU this kernel would hang (threads that diverged around a barrier "
+                "or a warp exchange)",
+                stall);
+  }
+}
+
+/* ---- what device code calls ---- */
+
+SIM_EXPORT int __ncclsim_syncthreads(int op, int pred) {
+  kthread *t = current();
+  int p = pred != 0;
+  if (!t) return op == 1 ? p : p; /* a host thread is a block of one */
+  kgrid *g = sim_k_grid;
+  kblock *b = t->pub.block;
+  HB_RELEASE(&b->bar_gen);
+  if (b->bar_arrived == 0) b->bar_acc = op == 2 ? 1 : 0;
+  if (op == 1) b->bar_acc += p;
+  else if (op == 2) b->bar_acc &= p;
+  else if (op == 3) b->bar_acc |= p;
+  if (++b->bar_arrived == b->live) {
+    bar_release(g, b);
+  } else {
+    t->state = KT_BAR;
+    wait_turn(g, t);
+  }
+  HB_ACQUIRE(&b->bar_gen);
+  return b->bar_result[0];
+}
+
+SIM_EXPORT void __ncclsim_grid_sync(void) {
+  kthread *t = current();
+  if (!t) return;
+  kgrid *g = sim_k_grid;
+  if (!g->l->cooperative) {
+    char where[256];
+    sim_k_where(g, t, where, sizeof where);
+    sim_k_abort(g, cudaErrorLaunchFailure,
+                "%s: grid.sync() in a kernel not launched cooperatively (cudaLaunchCooperativeKernel or "
+                "cudaLaunchAttributeCooperative): CUDA does not guarantee that its blocks run at the same time",
+                where);
+  }
+  HB_RELEASE(&g->grid_gen);
+  if (++g->grid_arrived == g->live) {
+    grid_release(g);
+  } else {
+    t->state = KT_GRID;
+    wait_turn(g, t);
+  }
+  HB_ACQUIRE(&g->grid_gen);
+}
+
+static unsigned warp_present(const kblock *b, unsigned warp) {
+  unsigned n = warp == b->nwarps - 1 && b->nthreads % 32 ? b->nthreads % 32 : 32;
+  return n == 32 ? 0xffffffffu : (1u << n) - 1;
+}
+
+SIM_EXPORT unsigned __ncclsim_activemask(void) {
+  kthread *t = current();
+  if (!t) return 1;
+  kblock *b = t->pub.block;
+  unsigned m = 0, base = t->pub.warp * 32, present = warp_present(b, t->pub.warp);
+  for (unsigned l = 0; l < 32; l++)
+    if ((present >> l & 1) && b->threads[base + l].state != KT_DONE) m |= 1u << l;
+  return m;
+}
+
+/* The exchange of w that `lane` joins with `mask`: the one under way with
+ * that mask, else a free slot; NULL when one under way overlaps the mask
+ * with another (lanes that disagree). */
+static kexchange *exchange_for(kwarp *w, unsigned mask, kexchange **clash) {
+  kexchange *free_slot = NULL;
+  *clash = NULL;
+  for (int i = 0; i < 32; i++) {
+    kexchange *x = &w->ex[i];
+    if (!x->want) {
+      if (!free_slot) free_slot = x;
+    } else if (x->want == mask) {
+      return x;
+    } else if (x->want & mask) {
+      *clash = x;
+      return NULL;
+    }
+  }
+  return free_slot;
+}
+
+SIM_EXPORT uint64_t __ncclsim_warp_sync(unsigned mask, uint64_t value, __ncclsim_warp_fn fn, uint64_t arg,
+                                        const char *kind) {
+  kthread *t = current();
+  if (!t) { /* a host thread is lane 0 of a warp of one */
+    uint64_t v[32] = {value}, a[32] = {arg};
+    return fn(v, a, mask & 1, 0);
+  }
+  kgrid *g = sim_k_grid;
+  kblock *b = t->pub.block;
+  kwarp *w = &b->warps[t->pub.warp];
+  unsigned lane = t->pub.lane, bit = 1u << lane;
+  char where[256];
+  if (!(mask & bit)) {
+    sim_k_where(g, t, where, sizeof where);
+    sim_k_abort(g, cudaErrorLaunchFailure, "%s: %s with mask 0x%08x, which leaves out the calling lane %u (CUDA: undefined)",
+                where, kind, mask, lane);
+  }
+  if (mask & ~warp_present(b, t->pub.warp)) {
+    sim_k_where(g, t, where, sizeof where);
+    sim_k_abort(g, cudaErrorLaunchFailure, "%s: %s with mask 0x%08x names lanes its warp does not have (0x%08x)",
+                where, kind, mask, warp_present(b, t->pub.warp));
+  }
+  kexchange *clash, *x = exchange_for(w, mask, &clash);
+  if (!x) {
+    sim_k_where(g, t, where, sizeof where);
+    sim_k_abort(g, cudaErrorLaunchFailure,
+                "%s: %s with mask 0x%08x while lanes 0x%08x of its warp wait in %s with mask 0x%08x (CUDA: undefined)",
+                where, kind, mask, clash->arrived, clash->kind, clash->want);
+  }
+  if (!x->want) {
+    x->want = mask;
+    x->arrived = 0;
+    x->fn = fn;
+    x->kind = kind;
+  } else if (strcmp(x->kind, kind)) {
+    sim_k_where(g, t, where, sizeof where);
+    sim_k_abort(g, cudaErrorLaunchFailure,
+                "%s: %s with mask 0x%08x while lanes 0x%08x of its warp wait in %s with that mask (CUDA: undefined)",
+                where, kind, mask, x->arrived, x->kind);
+  }
+  unsigned base = t->pub.warp * 32;
+  for (unsigned l = 0; l < 32; l++)
+    if ((mask >> l & 1) && b->threads[base + l].state == KT_DONE) {
+      sim_k_where(g, t, where, sizeof where);
+      sim_k_abort(g, cudaErrorLaunchFailure, "%s: %s with mask 0x%08x names lane %u, which has ended (CUDA: undefined)",
+                  where, kind, mask, l);
+    }
+  w->value[lane] = value;
+  w->arg[lane] = arg;
+  x->arrived |= bit;
+  HB_RELEASE(w);
+  if (x->arrived == x->want) {
+    for (unsigned l = 0; l < 32; l++)
+      if (mask >> l & 1) {
+        w->result[l] = fn(w->value, w->arg, mask, l);
+        kthread *o = &b->threads[base + l];
+        if (o->state == KT_WARP) o->state = KT_RUN;
+      }
+    x->want = 0;
+    g->progress = true;
+  } else {
+    t->state = KT_WARP;
+    wait_turn(g, t);
+  }
+  HB_ACQUIRE(w);
+  return w->result[lane];
+}
+
+SIM_EXPORT int __ncclsim_yield(const char *what) {
+  kthread *t = current();
+  if (!t) {
+    sched_yield();
+    return 0;
+  }
+  kgrid *g = sim_k_grid;
+  t->waits_for = what;
+  kthread *next = pick_next(g, ring_index(g, t));
+  if (next != t) hand_to(g, t, next);
+  t->waits_for = NULL;
+  return 0;
+}
+
+SIM_EXPORT void __ncclsim_tick(void) {
+  __ncclsim_ticks = SIM_K_TICKS;
+  if (current()) __ncclsim_yield(NULL);
+}
+
+/* ---- __shared__ ---- */
+
+/* A host thread that calls device code holding __shared__ variables gets
+ * one instance of each, as a block of one would. */
+static _Thread_local kblock host_block;
+
+SIM_EXPORT void *__ncclsim_shared(const void *key, size_t size, size_t align) {
+  kthread *t = current();
+  kblock *b = t ? t->pub.block : &host_block;
+  for (unsigned i = 0; i < b->nvars; i++)
+    if (b->vars[i].key == key) return b->vars[i].ptr;
+  if (b->nvars == b->vars_cap) {
+    unsigned cap = b->vars_cap ? 2 * b->vars_cap : 8;
+    kshared *v = sim_realloc(b->vars, cap * sizeof *v);
+    if (!v) goto nomem;
+    b->vars = v;
+    b->vars_cap = cap;
+  }
+  void *p;
+  if (!t) {
+    p = sim_aligned_alloc(align < 16 ? 16 : align, size ? size : 1);
+    if (!p) goto nomem;
+    memset(p, 0, size);
+  } else {
+    if (align < 1) align = 1;
+    size_t off = (b->smem_used + align - 1) / align * align;
+    if (off + size > b->smem_cap) {
+      char where[256];
+      sim_k_where(b->grid, t, where, sizeof where);
+      sim_k_abort(b->grid, cudaErrorInvalidValue,
+                  "%s: its __shared__ variables need %zu bytes beside the launch's %zu bytes of dynamic shared memory, "
+                  "over the block's %zu (cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) raises it)",
+                  where, off + size - ((b->smem_dynamic + 15) & ~(size_t)15), b->smem_dynamic, b->smem_cap);
+    }
+    p = b->smem + off;
+    b->smem_used = off + size;
+  }
+  b->vars[b->nvars].key = key;
+  b->vars[b->nvars].ptr = p;
+  b->nvars++;
+  return p;
+nomem:
+  if (t) sim_k_abort(b->grid, cudaErrorMemoryAllocation, "no memory for a __shared__ variable's table");
+  return NULL;
+}
+
+SIM_EXPORT void *__ncclsim_shared_dynamic(void) {
+  kthread *t = current();
+  return t ? t->pub.block->smem : NULL;
+}

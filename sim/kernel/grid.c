@@ -1,0 +1,112 @@
+/*
+ * sim/kernel/grid.c — a launch, run by its stream's worker.
+ *
+ * The blocks of a launch run one after another, in the order of their
+ * index (x fastest): CUDA guarantees that blocks may run in any order, in
+ * parallel or in series, and nothing more, so a kernel that passes here
+ * does not rely on two blocks running at once. A cooperative launch
+ * guarantees that all its blocks are resident: they all run at once, their
+ * threads in one ring, and grid.sync() is a barrier of the whole grid.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel_internal.h"
+
+static void ring_of(kgrid *g, unsigned nblocks) {
+  unsigned per = g->blocks[0].nthreads, k = 0;
+  for (unsigned b = 0; b < nblocks; b++)
+    for (unsigned i = 0; i < per; i++) g->ring[k++] = &g->blocks[b].threads[i];
+  g->ring_n = k;
+  g->live = k;
+}
+
+static uint3 block_at(const __ncclsim_launch *l, unsigned long long i) {
+  uint3 b;
+  b.x = (unsigned)(i % l->grid.x);
+  b.y = (unsigned)(i / l->grid.x % l->grid.y);
+  b.z = (unsigned)(i / ((unsigned long long)l->grid.x * l->grid.y));
+  return b;
+}
+
+/* Runs the blocks; a fault leaves g->err set. */
+static void run_blocks(kgrid *g) {
+  __ncclsim_launch *l = g->l;
+  unsigned nthreads = l->block.x * l->block.y * l->block.z;
+  unsigned nres = l->cooperative ? (unsigned)g->nblocks : 1;
+  g->blocks = sim_calloc(nres, sizeof *g->blocks);
+  g->ring = sim_calloc((size_t)nres * nthreads, sizeof *g->ring);
+  if (!g->blocks || !g->ring) {
+    sim_k_fault(g, cudaErrorMemoryAllocation, "no memory for %u resident blocks of %u threads", nres, nthreads);
+    return;
+  }
+  if (l->cooperative) {
+    for (unsigned b = 0; b < nres; b++) {
+      if (!sim_k_block_init(g, &g->blocks[b], block_at(l, b))) {
+        sim_k_fault(g, cudaErrorMemoryAllocation, "no memory for block %u of a cooperative launch", b);
+        return;
+      }
+      g->nresident = b + 1;
+    }
+    g->blocks_started = g->nblocks;
+    ring_of(g, nres);
+    sim_k_ring_run(g);
+    return;
+  }
+  for (unsigned long long i = 0; i < g->nblocks && g->err == cudaSuccess; i++) {
+    if (!sim_k_block_init(g, &g->blocks[0], block_at(l, i))) {
+      sim_k_fault(g, cudaErrorMemoryAllocation, "no memory for block %llu", i);
+      return;
+    }
+    g->nresident = 1;
+    g->blocks_started = i + 1;
+    ring_of(g, 1);
+    sim_k_ring_run(g);
+    sim_k_block_fini(&g->blocks[0]);
+    g->nresident = 0;
+  }
+}
+
+cudaError_t sim_k_run(__ncclsim_launch *l, int device) {
+  kgrid *g = sim_calloc(1, sizeof *g);
+  if (!g) return cudaErrorMemoryAllocation;
+  g->l = l;
+  g->device = device;
+  g->nblocks = (unsigned long long)l->grid.x * l->grid.y * l->grid.z;
+  kentry *k = sim_k_lookup(l->kernel, false);
+  g->pretty = k ? k->pretty : NULL;
+  g->home = sim_fiber_home();
+  if (!g->home) {
+    sim_free(g);
+    return cudaErrorMemoryAllocation;
+  }
+  sim_k_signals_install();
+  blockDim = (uint3){l->block.x, l->block.y, l->block.z};
+  gridDim = (uint3){l->grid.x, l->grid.y, l->grid.z};
+  sim_k_grid = g;
+  /* A fault signal in a kernel thread (fault.c) comes back here. */
+  if (sigsetjmp(g->jmp, 1) == 0) {
+    g->jmp_armed = true;
+    run_blocks(g);
+  }
+  g->jmp_armed = false;
+  sim_k_grid = NULL;
+  blockDim = (uint3){1, 1, 1};
+  gridDim = (uint3){1, 1, 1};
+  for (unsigned b = 0; b < g->nresident; b++) sim_k_block_fini(&g->blocks[b]);
+  sim_free(g->blocks);
+  sim_free(g->ring);
+  cudaError_t err = g->err;
+  if (err != cudaSuccess) {
+    char where[256];
+    sim_k_where(g, NULL, where, sizeof where);
+    /* Always said: a GPU's error code alone does not tell where. */
+    fprintf(stderr, "ncclsim: device %d: %s (launched at %s:%d): %s: %s\n", device, where,
+            l->file ? l->file : "?", l->line, cudaGetErrorName(err), g->why);
+    SIM_WARN(SIM_KERNEL, "device %d: %s: %s: %s", device, where, cudaGetErrorName(err), g->why);
+  }
+  sim_free(g);
+  return err;
+}

@@ -1,0 +1,180 @@
+/*
+ * sim/kernel/registry.c — the kernels a process has, by address: what
+ * builds a launch from an array of argument pointers (cudaLaunchKernel's
+ * form), the attributes cudaFuncSetAttribute keeps, what the probe learnt.
+ * Also CUDA's calls on a kernel by address: attributes and occupancy.
+ *
+ * A kernel registers when its code is made: its prologue refers to a
+ * static object whose initialiser registers it (for a template, when the
+ * template is instantiated), so a kernel whose address a program takes is
+ * known before main. Entries live as long as the process.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_internal.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static kentry **table; /* open addressing on the address */
+static size_t cap, count;
+
+static size_t slot(const void *kernel, size_t n) {
+  uintptr_t h = (uintptr_t)kernel;
+  h ^= h >> 17;
+  h *= 0x9e3779b97f4a7c15ull;
+  return (size_t)(h >> 20) & (n - 1);
+}
+
+static bool grow(void) {
+  size_t ncap = cap ? 2 * cap : 64;
+  kentry **t = sim_calloc(ncap, sizeof *t);
+  if (!t) return false;
+  for (size_t i = 0; i < cap; i++)
+    if (table[i]) {
+      size_t j = slot(table[i]->kernel, ncap);
+      while (t[j]) j = (j + 1) & (ncap - 1);
+      t[j] = table[i];
+    }
+  sim_free(table);
+  table = t;
+  cap = ncap;
+  return true;
+}
+
+/* The last entry a thread found: launches repeat one kernel. */
+static _Thread_local kentry *last;
+
+kentry *sim_k_lookup(const void *kernel, bool make) {
+  kentry *e = last;
+  if (e && e->kernel == kernel) return e;
+  if (!kernel) return NULL;
+  pthread_mutex_lock(&lock);
+  e = NULL;
+  if (cap) {
+    for (size_t j = slot(kernel, cap); table[j]; j = (j + 1) & (cap - 1))
+      if (table[j]->kernel == kernel) {
+        e = table[j];
+        break;
+      }
+  }
+  if (!e && make && (2 * (count + 1) <= cap || grow())) {
+    /* Not sim_calloc: an entry outlives any allocation-failure test. */
+    e = calloc(1, sizeof *e);
+    if (e) {
+      e->kernel = kernel;
+      size_t j = slot(kernel, cap);
+      while (table[j]) j = (j + 1) & (cap - 1);
+      table[j] = e;
+      count++;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  if (e) last = e;
+  return e;
+}
+
+SIM_EXPORT int __ncclsim_kernel_register(const void *kernel, __ncclsim_pack_fn pack, unsigned nargs) {
+  kentry *e = sim_k_lookup(kernel, true);
+  if (!e) return 0;
+  e->pack = pack;
+  e->nargs = nargs;
+  return 1;
+}
+
+size_t sim_k_smem_limit(const kentry *k) {
+  size_t limit = 48 * 1024;
+  if (k && k->max_dynamic_smem > 0 && (size_t)k->max_dynamic_smem > limit) limit = (size_t)k->max_dynamic_smem;
+  return limit;
+}
+
+static kentry *known(const void *func, const char *call) {
+  kentry *k = func ? sim_k_lookup(func, false) : NULL;
+  if (!k)
+    SIM_WARN(SIM_KERNEL, "%s: %p is not a kernel compiled by ncclsim's compiler driver", call, func);
+  return k;
+}
+
+SIM_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
+  if (!attr) return sim_cuda_error(cudaErrorInvalidValue);
+  kentry *k = known(func, "cudaFuncGetAttributes");
+  if (!k) return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+  memset(attr, 0, sizeof *attr);
+  attr->sharedSizeBytes = k->static_smem;
+  attr->maxThreadsPerBlock = k->max_threads ? (int)k->max_threads : 1024;
+  attr->numRegs = 32; /* nominal: ncclsim cannot know (see cuda_runtime_api.h) */
+  attr->ptxVersion = 90;
+  attr->binaryVersion = 90;
+  attr->maxDynamicSharedSizeBytes = (int)(sim_k_smem_limit(k) - k->static_smem);
+  attr->preferredShmemCarveout = k->carveout ? k->carveout : -1;
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
+  kentry *k = known(func, "cudaFuncSetAttribute");
+  if (!k) return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+  switch (attr) {
+  case cudaFuncAttributeMaxDynamicSharedMemorySize:
+    if (value < 0 || (size_t)value + k->static_smem > 232448) {
+      SIM_WARN(SIM_KERNEL, "cudaFuncSetAttribute: %d bytes of dynamic shared memory: at most %zu for this kernel",
+               value, 232448 - k->static_smem);
+      return sim_cuda_error(cudaErrorInvalidValue);
+    }
+    k->max_dynamic_smem = value;
+    return cudaSuccess;
+  case cudaFuncAttributePreferredSharedMemoryCarveout:
+    if (value < -1 || value > 100) return sim_cuda_error(cudaErrorInvalidValue);
+    k->carveout = value;
+    return cudaSuccess;
+  case cudaFuncAttributeClusterDimMustBeSet:
+  case cudaFuncAttributeNonPortableClusterSizeAllowed:
+  case cudaFuncAttributeClusterSchedulingPolicyPreference:
+    return value == 0 ? cudaSuccess : sim_cuda_error(cudaErrorNotSupported);
+  case cudaFuncAttributeRequiredClusterWidth:
+  case cudaFuncAttributeRequiredClusterHeight:
+  case cudaFuncAttributeRequiredClusterDepth:
+    return value <= 1 ? cudaSuccess : sim_cuda_error(cudaErrorNotSupported);
+  default:
+    SIM_WARN(SIM_KERNEL, "cudaFuncSetAttribute: attribute %d does not exist", (int)attr);
+    return sim_cuda_error(cudaErrorInvalidValue);
+  }
+}
+
+SIM_EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache config) {
+  if (!known(func, "cudaFuncSetCacheConfig")) return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+  if (config < cudaFuncCachePreferNone || config > cudaFuncCachePreferEqual)
+    return sim_cuda_error(cudaErrorInvalidValue);
+  return cudaSuccess; /* a preference, with nothing to prefer on a CPU */
+}
+
+SIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, const void *func, int threads,
+                                                                              size_t smem, unsigned int flags) {
+  if (!n || threads <= 0 || flags > 1) return sim_cuda_error(cudaErrorInvalidValue);
+  kentry *k = known(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (!k) return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+  unsigned most = k->max_threads ? k->max_threads : 1024;
+  *n = (unsigned)threads > most ? 0 : sim_k_occupancy((unsigned)threads, smem + k->static_smem);
+  return cudaSuccess;
+}
+
+SIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *func, int threads,
+                                                                     size_t smem) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, func, threads, smem, 0);
+}
+
+SIM_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *smem, const void *func, int blocks,
+                                                                 int threads) {
+  if (!smem || blocks <= 0 || threads <= 0) return sim_cuda_error(cudaErrorInvalidValue);
+  kentry *k = known(func, "cudaOccupancyAvailableDynamicSMemPerBlock");
+  if (!k) return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+  if (sim_k_occupancy((unsigned)threads, k->static_smem) < blocks) {
+    *smem = 0;
+    return cudaSuccess;
+  }
+  size_t per = 233472 / (size_t)blocks;
+  per = per > 1024 + k->static_smem ? per - 1024 - k->static_smem : 0;
+  size_t limit = 232448 - k->static_smem;
+  *smem = per < limit ? per : limit;
+  return cudaSuccess;
+}
