@@ -1,0 +1,345 @@
+/*
+ * sim/nvcc/main.c — ncclsim-nvcc: builds CUDA programs for ncclsim.
+ *
+ * A stand-in for nvcc: it takes nvcc's command line, and for each .cu
+ *   1. reads it with libclang as CUDA and notes what must change (parse.c),
+ *   2. writes the program's files, edited, under a temporary root
+ *      (rewrite.c),
+ *   3. compiles the copy as host C++ with the host compiler (-ccbin, else
+ *      the one ncclsim was built with), with ncclsim's headers, whose
+ *      device half runs kernels on ncclsim's fibers;
+ * then links like nvcc does, with libncclsim for libcudart and libnccl.
+ * C and C++ inputs go to the host compiler as they are, objects to the link.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nvcc.h"
+
+static void usage(void) {
+  printf("Usage: %s [options] <inputs>\n\n"
+         "Builds CUDA programs (.cu) for ncclsim, NCCL and CUDA simulated on the CPU: takes nvcc's options,\n"
+         "compiles each .cu as host C++ whose kernels run on ncclsim's fibers, and links against libncclsim.\n"
+         "Common options (as nvcc's): -c, -o FILE, -I DIR, -isystem DIR, -D X, -U X, -include FILE, -L DIR, -l LIB,\n"
+         "-std=c++17, -O0..3, -g, -x cu, -rdc=true, -dc, -shared, -Xcompiler A,B, -Xlinker A,B, -ccbin CXX,\n"
+         "-M/-MD/-MMD/-MF/-MT/-MP, -E, -v, -dryrun, -keep, --version. GPU code generation options (-gencode, -arch,\n"
+         "-G, -lineinfo, -Xptxas, -maxrregcount, --expt-relaxed-constexpr, --extended-lambda, ...) are taken and\n"
+         "have no effect. See ncclsim's docs/ncclsim.md, \"Kernels\".\n",
+         prog);
+}
+
+static void version(void) {
+  printf("%s: ncclsim's CUDA compiler driver (nccl4c %s)\n"
+         "Builds CUDA programs whose kernels run on ncclsim's simulated devices, on the CPU\n"
+         "Cuda compilation tools, release 13.0, V13.0.0 (ncclsim)\n"
+         "Build ncclsim_%s\n",
+         prog, PACKAGE_VERSION, PACKAGE_VERSION);
+}
+
+/* What nvcc defines for the host pass, and what says ncclsim's driver is
+ * compiling. __CUDA_ARCH__ stays undefined: ncclsim compiles one pass,
+ * for the host (docs/ncclsim.md says why). */
+static void cuda_defines(strv *a) {
+  strv_push(a, "-D__CUDACC__");
+  strv_push(a, "-D__NVCC__");
+  strv_push(a, "-D__CUDACC_VER_MAJOR__=13");
+  strv_push(a, "-D__CUDACC_VER_MINOR__=0");
+  strv_push(a, "-D__CUDACC_VER_BUILD__=0");
+  strv_push(a, "-D__CUDACC_EXTENDED_LAMBDA__");
+  strv_push(a, "-D__CUDACC_RELAXED_CONSTEXPR__");
+  strv_push(a, "-D__NCCLSIM_NVCC__=1");
+}
+
+static char *real_or_same(const char *p) {
+  char buf[PATH_MAX];
+  return xstrdup(realpath(p, buf) ? buf : p);
+}
+
+/* The user's preprocessor flags for the host compile: include directories
+ * moved under root first (where the edited copies are), then as given. */
+static void moved_cpp(const strv *cpp, const char *root, strv *out) {
+  for (size_t i = 0; i < cpp->n; i++) {
+    const char *a = cpp->v[i];
+    if (!strncmp(a, "-I", 2) && a[2]) {
+      char *r = real_or_same(a + 2);
+      if (r[0] == '/') strv_pushf(out, "-I%s%s", root, r);
+      free(r);
+    } else if (!strcmp(a, "-include") && i + 1 < cpp->n) {
+      char *r = real_or_same(cpp->v[i + 1]);
+      char *moved = xasprintf("%s%s", root, r);
+      strv_push(out, "-include");
+      strv_push(out, access(moved, F_OK) == 0 ? moved : cpp->v[i + 1]);
+      free(moved);
+      free(r);
+      i++;
+      continue;
+    }
+    strv_push(out, a);
+  }
+}
+
+static void split_words(const char *s, strv *out) {
+  char *copy = xstrdup(s), *save = NULL;
+  for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) strv_push(out, t);
+  free(copy);
+}
+
+/* The host compiler: -ccbin (a compiler, or the directory it is in), else
+ * the configured one. */
+static void host_cxx(const job *j, const paths *p, strv *a) {
+  if (j->ccbin) {
+    struct stat st;
+    if (stat(j->ccbin, &st) == 0 && S_ISDIR(st.st_mode)) {
+      strv_pushf(a, "%s/g++", j->ccbin);
+    } else {
+      strv_push(a, j->ccbin);
+    }
+    return;
+  }
+  split_words(p->cxx, a);
+}
+
+/* Rewrites `dep` (a make dependency file) with root's prefix taken out. */
+static void fix_deps(const char *dep, const char *root) {
+  size_t len;
+  char *text = read_file(dep, &len);
+  if (!text) return;
+  sbuf b = {0};
+  size_t rl = strlen(root);
+  for (size_t i = 0; i < len;) {
+    if (!strncmp(text + i, root, rl)) {
+      i += rl;
+      continue;
+    }
+    sb_add(&b, text + i, 1);
+    i++;
+  }
+  write_file(dep, b.s ? b.s : "", b.n);
+  free(b.s);
+  free(text);
+}
+
+static int compile_cu(const job *j, const paths *p, const char *src, const char *out, const char *tmp, int n) {
+  /* 1. read it as CUDA */
+  strv parse = {0};
+  strv_push(&parse, "-x");
+  strv_push(&parse, "cuda");
+  strv_push(&parse, "--cuda-host-only");
+  strv_push(&parse, "-nocudainc");
+  strv_push(&parse, "-nocudalib");
+  /* clang's headers without its cuda_wrappers (they clash with ncclsim's) */
+  strv_push(&parse, "-nobuiltininc");
+  strv_push(&parse, "-isystem");
+  strv_pushf(&parse, "%s/include", p->resource);
+  strv_push(&parse, "-Xclang");
+  strv_push(&parse, "-fcuda-allow-variadic-functions");
+  strv_push(&parse, "-Wno-unknown-cuda-version");
+  strv_push(&parse, "-ferror-limit=20");
+  strv_pushf(&parse, "-std=%s", j->std ? j->std : "c++17");
+  cuda_defines(&parse);
+  strv_push(&parse, "-D__NCCLSIM_PARSE__=1");
+  strv_push(&parse, "-isystem");
+  strv_push(&parse, p->include);
+  strv_push(&parse, "-include");
+  strv_pushf(&parse, "%s/ncclsim_device/prelude.h", p->include);
+  strv_append(&parse, &j->cpp);
+  rewrite rw = {0};
+  int rc = nvcc_parse(src, &parse, p, &rw, j->verbose);
+  strv_free(&parse);
+  if (rc) return 1;
+  /* 2. the edited tree */
+  char *root = xasprintf("%s/root%d", tmp, n);
+  char *real = real_or_same(src);
+  char *copy = nvcc_write_tree(&rw, root, real);
+  if (!copy) return 1;
+  /* 3. the host compile */
+  strv cc = {0};
+  host_cxx(j, p, &cc);
+  strv_push(&cc, "-x");
+  strv_push(&cc, "c++");
+  strv_pushf(&cc, "-std=%s", j->std ? j->std : "c++17");
+  cuda_defines(&cc);
+  strv_push(&cc, "-isystem");
+  strv_push(&cc, p->include);
+  strv_push(&cc, "-include");
+  strv_pushf(&cc, "%s/ncclsim_device/prelude.h", p->include);
+  moved_cpp(&j->cpp, root, &cc);
+  char *dir = xstrdup(real);
+  strv_push(&cc, "-iquote");
+  strv_push(&cc, dirname(dir));
+  free(dir);
+  strv_append(&cc, &j->host);
+  if (j->shared) strv_push(&cc, "-fPIC");
+  strv_append(&cc, &j->deps);
+  if (j->mode == MODE_PREPROCESS) {
+    strv_push(&cc, "-E");
+  } else {
+    strv_push(&cc, "-c");
+  }
+  strv_push(&cc, copy);
+  if (out) {
+    strv_push(&cc, "-o");
+    strv_push(&cc, out);
+  }
+  rc = j->dryrun ? 0 : run_cmd(&cc, j->verbose);
+  if (rc == 0 && j->deps.n && !j->dryrun) {
+    const char *mf = NULL;
+    for (size_t i = 0; i + 1 < j->deps.n; i++)
+      if (!strcmp(j->deps.v[i], "-MF")) mf = j->deps.v[i + 1];
+    char *dflt = NULL;
+    if (!mf && out) {
+      dflt = xstrdup(out);
+      char *dot = strrchr(dflt, '.');
+      if (dot && !strchr(dot, '/')) strcpy(dot, ".d");
+      mf = dflt;
+    }
+    if (mf) fix_deps(mf, root);
+    free(dflt);
+  }
+  strv_free(&cc);
+  free(copy);
+  free(real);
+  free(root);
+  for (size_t i = 0; i < rw.nfiles; i++) {
+    for (size_t e = 0; e < rw.files[i].nedits; e++) free(rw.files[i].edits[e].text);
+    free(rw.files[i].edits);
+    free(rw.files[i].real);
+    free(rw.files[i].name);
+  }
+  free(rw.files);
+  return rc ? 1 : 0;
+}
+
+static int compile_host(const job *j, const paths *p, const input *in, const char *out) {
+  strv cc = {0};
+  host_cxx(j, p, &cc);
+  strv_push(&cc, "-x");
+  strv_push(&cc, in->lang == LANG_C ? "c" : "c++");
+  if (in->lang != LANG_C) strv_pushf(&cc, "-std=%s", j->std ? j->std : "c++17");
+  strv_push(&cc, "-isystem");
+  strv_push(&cc, p->include);
+  strv_append(&cc, &j->cpp);
+  strv_append(&cc, &j->host);
+  if (j->shared) strv_push(&cc, "-fPIC");
+  strv_append(&cc, &j->deps);
+  strv_push(&cc, j->mode == MODE_PREPROCESS ? "-E" : "-c");
+  strv_push(&cc, in->path);
+  if (out) {
+    strv_push(&cc, "-o");
+    strv_push(&cc, out);
+  }
+  int rc = j->dryrun ? 0 : run_cmd(&cc, j->verbose);
+  strv_free(&cc);
+  return rc ? 1 : 0;
+}
+
+/* libcudart and libnccl are libncclsim's: their -l go. */
+static bool ncclsim_lib(const char *a) {
+  static const char *libs[] = {"-lcudart", "-lcudart_static", "-lcuda", "-lnccl", "-lnccl_static", "-lcudadevrt"};
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+    if (!strcmp(a, libs[i])) return true;
+  return false;
+}
+
+static char *object_name(const char *src) {
+  char *copy = xstrdup(src);
+  char *base = basename(copy);
+  char *dot = strrchr(base, '.');
+  if (dot) *dot = 0;
+  char *o = xasprintf("%s.o", base);
+  free(copy);
+  return o;
+}
+
+int main(int argc, char **argv) {
+  job j;
+  if (nvcc_options(argc, argv, &j)) return 1;
+  if (j.help) {
+    usage();
+    return 0;
+  }
+  if (j.version) {
+    version();
+    return 0;
+  }
+  if (!j.ninputs) die("No input files specified; use option --help for more information");
+  paths p;
+  nvcc_paths(&p);
+  size_t nsrc = 0;
+  for (size_t i = 0; i < j.ninputs; i++) nsrc += j.inputs[i].lang != LANG_OBJ;
+  if ((j.mode == MODE_COMPILE || j.mode == MODE_PREPROCESS) && j.out && nsrc > 1)
+    die("A single input file is required for a non-link phase when an outputfile is specified");
+  const char *tmpdir = getenv("TMPDIR");
+  char *tmp = xasprintf("%s/ncclsim-nvcc.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  if (!mkdtemp(tmp)) die("cannot make a temporary directory %s: %s", tmp, strerror(errno));
+  if (j.keep) fprintf(stderr, "%s: keeping %s\n", prog, tmp);
+  int rc = 0;
+  strv objs = {0};
+  for (size_t i = 0; i < j.ninputs && rc == 0; i++) {
+    const input *in = &j.inputs[i];
+    if (in->lang == LANG_OBJ) {
+      strv_push(&objs, in->path);
+      continue;
+    }
+    char *out;
+    if (j.mode == MODE_PREPROCESS) out = j.out ? xstrdup(j.out) : NULL;
+    else if (j.mode == MODE_COMPILE) out = j.out ? xstrdup(j.out) : object_name(in->path);
+    else out = xasprintf("%s/input%zu.o", tmp, i);
+    rc = in->lang == LANG_CU ? compile_cu(&j, &p, in->path, out, tmp, (int)i) : compile_host(&j, &p, in, out);
+    if (out) strv_push(&objs, out);
+    free(out);
+  }
+  if (rc == 0 && j.mode == MODE_LIB) {
+    strv ar = {0};
+    strv_push(&ar, "ar");
+    strv_push(&ar, "rcs");
+    strv_push(&ar, j.out ? j.out : "a.a");
+    strv_append(&ar, &objs);
+    rc = j.dryrun ? 0 : run_cmd(&ar, j.verbose) ? 1 : 0;
+    strv_free(&ar);
+  } else if (rc == 0 && j.mode == MODE_DLINK) {
+    /* Device code is host code here: a device link has nothing to join.
+     * Its object is empty, for the Makefiles that link it. */
+    char *empty = xasprintf("%s/dlink.c", tmp);
+    write_file(empty, "", 0);
+    strv cc = {0};
+    host_cxx(&j, &p, &cc);
+    strv_push(&cc, "-x");
+    strv_push(&cc, "c");
+    strv_push(&cc, "-c");
+    strv_push(&cc, empty);
+    strv_push(&cc, "-o");
+    strv_push(&cc, j.out ? j.out : "a_dlink.o");
+    rc = j.dryrun ? 0 : run_cmd(&cc, j.verbose) ? 1 : 0;
+    strv_free(&cc);
+    free(empty);
+  } else if (rc == 0 && j.mode == MODE_LINK) {
+    strv ld = {0};
+    host_cxx(&j, &p, &ld);
+    strv_append(&ld, &j.host);
+    if (j.shared) strv_push(&ld, "-shared");
+    strv_push(&ld, "-o");
+    strv_push(&ld, j.out ? j.out : "a.out");
+    strv_append(&ld, &objs);
+    for (size_t i = 0; i < j.ld.n; i++)
+      if (!ncclsim_lib(j.ld.v[i])) strv_push(&ld, j.ld.v[i]);
+    strv_pushf(&ld, "-L%s", p.libdir);
+    strv_pushf(&ld, "-Wl,-rpath,%s", p.libdir);
+    strv_push(&ld, "-lncclsim");
+    strv_push(&ld, "-pthread");
+    rc = j.dryrun ? 0 : run_cmd(&ld, j.verbose) ? 1 : 0;
+    strv_free(&ld);
+  }
+  strv_free(&objs);
+  if (!j.keep) remove_tree(tmp);
+  free(tmp);
+  return rc;
+}
