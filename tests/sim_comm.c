@@ -78,8 +78,11 @@ static void test_init_arguments(void **state) {
 }
 
 /* Non-blocking ranks joining one id from one thread: a rank that disagrees
- * on nranks, or joins twice, is refused with ncclInvalidUsage and leaves
- * the rendezvous as it was; a comm still initialising cannot be used. */
+ * on nranks, or claims a rank that is in already, is refused with
+ * ncclInvalidUsage, and so is every rank of the id: the one already in
+ * learns it at its next look, with a message naming both values, and one
+ * still to come is refused at once, though it agrees. A comm still
+ * initialising cannot be used. */
 static void test_init_conflicting_joins(void **state) {
   ncclUniqueId id;
   ncclGetUniqueId(&id);
@@ -94,14 +97,36 @@ static void test_init_conflicting_joins(void **state) {
   assert_int_equal(ncclCommSplit(c0, 0, 0, &sub, NULL), ncclInvalidArgument);
   assert_true(has(last_warning(), "still initializing"));
   assert_int_equal(ncclCommInitRankConfig(&other, 3, id, 1, &config), ncclInvalidUsage);
-  assert_true(has(last_warning(), "says nranks is 3"));
+  assert_true(has(last_warning(), "says nranks is 3, but rank(s) before it said 2"));
   assert_null(other);
+  assert_int_equal(ncclCommGetAsyncError(c0, &ae), ncclSuccess);
+  assert_int_equal(ae, ncclInvalidUsage);
+  assert_true(has(ncclGetLastError(c0), "rank 0 of 2: the ranks of this unique id disagree"));
+  assert_true(has(ncclGetLastError(c0), "rank 1 called ncclCommInitRank with nranks 3, but rank(s) before it said 2"));
+  assert_int_equal(ncclCommInitRankConfig(&c1, 2, id, 1, &config), ncclInvalidUsage);
+  assert_true(has(last_warning(), "rank 1 cannot join: the ranks of this unique id disagreed"));
+  assert_true(has(last_warning(), "nranks 3"));
+  assert_null(c1);
+  assert_int_equal(ncclCommGetAsyncError(c0, &ae), ncclSuccess); /* and it stays so */
+  assert_int_equal(ae, ncclInvalidUsage);
+  assert_int_equal(ncclCommDestroy(c0), ncclSuccess);
+  /* A rank claimed twice. */
+  ncclGetUniqueId(&id);
+  assert_int_equal(ncclCommInitRankConfig(&c0, 2, id, 0, &config), ncclInProgress);
   assert_int_equal(ncclCommInitRankConfig(&other, 2, id, 0, &config), ncclInvalidUsage);
   assert_true(has(last_warning(), "joined twice"));
-  /* a second open rendezvous, in front of the first in the pending list */
+  assert_null(other);
+  assert_int_equal(ncclCommGetAsyncError(c0, &ae), ncclSuccess);
+  assert_int_equal(ae, ncclInvalidUsage);
+  assert_true(has(ncclGetLastError(c0), "rank 0 of 2 was claimed twice"));
+  assert_int_equal(ncclCommDestroy(c0), ncclSuccess);
+  /* Ranks that agree, with a second open rendezvous in front of theirs in
+   * the pending list. */
   ncclUniqueId id2;
+  ncclGetUniqueId(&id);
   ncclGetUniqueId(&id2);
   ncclComm_t lone;
+  assert_int_equal(ncclCommInitRankConfig(&c0, 2, id, 0, &config), ncclInProgress);
   assert_int_equal(ncclCommInitRankConfig(&lone, 2, id2, 0, &config), ncclInProgress);
   assert_int_equal(ncclCommInitRankConfig(&c1, 2, id, 1, &config), ncclSuccess); /* the last completes */
   assert_int_equal(ncclCommGetAsyncError(c0, &ae), ncclSuccess);
@@ -116,6 +141,88 @@ static void test_init_conflicting_joins(void **state) {
   assert_int_equal(ncclCommInitRankConfig(&lone, 1, id2, 0, &config), ncclSuccess);
   assert_rank_of(lone, 0, 1);
   assert_int_equal(ncclCommDestroy(lone), ncclSuccess);
+}
+
+/* Blocking ranks as threads, each with what it says: nranks, rank, and
+ * ranksPerNode (its thread's ncclsimSetCommOptions; 0 leaves the
+ * environment's). A rank starts once `after` ranks have returned. */
+typedef struct {
+  int nranks, rank, ranks_per_node, after;
+  ncclUniqueId id;
+  _Atomic int *done;
+  ncclResult_t res;
+  char msg[512];
+} conflict_rank;
+
+static void *conflict_main(void *p) {
+  conflict_rank *c = p;
+  while (atomic_load(c->done) < c->after) pause_ms(1);
+  if (c->ranks_per_node) {
+    ncclsimCommOptions_t o = NCCLSIM_COMM_OPTIONS_INIT;
+    o.ranksPerNode = c->ranks_per_node;
+    ncclsimSetCommOptions(&o);
+  }
+  cudaSetDevice(c->rank % MAXR);
+  ncclComm_t comm = NULL;
+  c->res = ncclCommInitRank(&comm, c->nranks, c->id, c->rank);
+  snprintf(c->msg, sizeof c->msg, "%s", ncclGetLastError(comm));
+  if (comm) ncclCommDestroy(comm);
+  atomic_fetch_add(c->done, 1);
+  return NULL;
+}
+
+/* Runs n conflict_ranks on threads with one unique id: every one must end
+ * with ncclInvalidUsage, not the ncclTimeout of NCCLSIM_TIMEOUT (120 s
+ * here: a rank left to wait would say so), its message saying `want` and
+ * `want2`. */
+static void run_conflict(conflict_rank *c, int n, const char *want, const char *want2) {
+  _Atomic int done = 0;
+  pthread_t th[MAXR];
+  ncclUniqueId id;
+  ncclGetUniqueId(&id);
+  ncclsimParamSet("TIMEOUT", "120");
+  for (int i = 0; i < n; i++) {
+    c[i].id = id;
+    c[i].done = &done;
+    assert_int_equal(pthread_create(&th[i], NULL, conflict_main, &c[i]), 0);
+  }
+  for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+  ncclsimParamSet("TIMEOUT", NULL);
+  for (int i = 0; i < n; i++)
+    if (c[i].res != ncclInvalidUsage || !has(c[i].msg, want) || !has(c[i].msg, want2))
+      fail_msg("thread %d (nranks %d, rank %d): %s: %s", i, c[i].nranks, c[i].rank, ncclGetErrorString(c[i].res),
+               c[i].msg);
+}
+
+/* Ranks as threads that disagree on nranks: every one fails at once with
+ * ncclInvalidUsage, naming both values, in whatever order they came. */
+static void test_init_threads_disagree_nranks(void **state) {
+  conflict_rank c[2] = {{.nranks = 2, .rank = 0}, {.nranks = 3, .rank = 1}};
+  run_conflict(c, 2, "nranks", "3");
+  for (int i = 0; i < 2; i++) assert_true(has(c[i].msg, "2"));
+}
+
+/* Rank 2 comes once ranks 0 and 1 have disagreed and left: it is refused
+ * at once with their reason, not left to wait for them. */
+static void test_init_threads_late_rank(void **state) {
+  conflict_rank c[3] = {{.nranks = 3, .rank = 0}, {.nranks = 2, .rank = 1}, {.nranks = 3, .rank = 2, .after = 2}};
+  run_conflict(c, 3, "nranks", "2");
+  assert_true(has(c[2].msg, "rank 2 cannot join: the ranks of this unique id disagreed"));
+}
+
+/* Two threads claim rank 1: both fail, and so does rank 0. */
+static void test_init_threads_rank_twice(void **state) {
+  conflict_rank c[3] = {{.nranks = 3, .rank = 0}, {.nranks = 3, .rank = 1}, {.nranks = 3, .rank = 1}};
+  run_conflict(c, 3, "rank 1", "twice");
+}
+
+/* Ranks whose layouts of nodes differ (ranksPerNode 2 and 1): all fail
+ * once the last is in, each naming both values. */
+static void test_init_threads_disagree_layout(void **state) {
+  conflict_rank c[3] = {{.nranks = 3, .rank = 0, .ranks_per_node = 2},
+                        {.nranks = 3, .rank = 1, .ranks_per_node = 2},
+                        {.nranks = 3, .rank = 2, .ranks_per_node = 1}};
+  run_conflict(c, 3, "rank 0 has ranksPerNode 2 and rank 2 has 1", "disagree");
 }
 
 /* A non-blocking rank whose peers never come: ncclCommGetAsyncError says
@@ -1085,6 +1192,10 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_init_arguments),
       cmocka_unit_test(test_init_conflicting_joins),
+      cmocka_unit_test(test_init_threads_disagree_nranks),
+      cmocka_unit_test(test_init_threads_late_rank),
+      cmocka_unit_test(test_init_threads_rank_twice),
+      cmocka_unit_test(test_init_threads_disagree_layout),
       cmocka_unit_test(test_nonblocking_init_timeout),
       cmocka_unit_test(test_init_in_group),
       cmocka_unit_test(test_init_scalable),

@@ -2,7 +2,8 @@
  * tests/sim_rendezvous.c — the rendezvous primitive (sim/core/rendezvous.c)
  * on its own: rounds keyed within a table, slots and payload, the
  * completion callback, holders and detached arrivals, withdrawal (leave,
- * withdraw, each_open), mismatched and repeated arrivals, waits that
+ * withdraw, each_open), mismatched and repeated arrivals (which fail the
+ * round for every rank, and for ranks still to come), waits that
  * complete, time out or are cancelled, and allocation failure.
  */
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "core/core.h"
@@ -27,6 +29,9 @@ typedef struct {
 } payload_t;
 
 static int releases; /* ops.release calls, i.e. rounds freed */
+
+/* Whether this thread's last WARN says s. */
+static bool has_warning(const char *s) { return strstr(ncclGetLastError(NULL), s) != NULL; }
 
 /* Sums the present slots into the payload and hands each rank the sum. */
 static ncclResult_t complete(sim_rv *rv, void *arg) {
@@ -116,21 +121,135 @@ static void test_keys_are_separate(void **state) {
   assert_int_equal(releases, 2);
 }
 
+/* Opens round `key` of 4 ranks with rank 0 and 1 in it, then rank 2
+ * arrives as `bad` says: the round fails for all, done with
+ * ncclInvalidUsage, and sim_rv_conflict says why; nothing of rank 2 is
+ * posted. Returns the round, held by ranks 0 and 1. */
+static sim_rv *disagree(sim_rv_table *t, uint64_t key, int nranks, int expected, int rank, const char *want1,
+                        const char *want2) {
+  slot_t s = {1, 0};
+  sim_rv *rv, *rv1, *other = (sim_rv *)t;
+  char why[256];
+  assert_int_equal(sim_rv_arrive(t, &ops, key, 4, 4, 0, 0, &s, NULL, &rv), ncclSuccess);
+  assert_int_equal(sim_rv_arrive(t, &ops, key, 4, 4, 1, 0, &s, NULL, &rv1), ncclSuccess);
+  assert_false(sim_rv_conflict(rv, why, sizeof why));
+  assert_string_equal(why, "");
+  assert_int_equal(sim_rv_arrive(t, &ops, key, nranks, expected, rank, 0, &s, NULL, &other), ncclInvalidUsage);
+  assert_null(other);
+  assert_true(sim_rv_done(rv));
+  assert_int_equal(sim_rv_result(rv), ncclInvalidUsage);
+  assert_int_equal(sim_rv_arrived(rv), 2); /* the newcomer was not posted */
+  assert_true(sim_rv_conflict(rv, why, sizeof why));
+  assert_non_null(strstr(why, want1) ? "" : NULL);
+  assert_non_null(strstr(why, want2) ? "" : NULL);
+  return rv;
+}
+
+/* A rank that disagrees with the round (nranks, expected, a rank twice)
+ * fails it for every rank at once: the holders' wait ends, they leave with
+ * ncclInvalidUsage, and sim_rv_conflict names both values. */
 static void test_mismatch_and_twice(void **state) {
   (void)state;
   sim_rv_table t;
   sim_rv_table_init(&t);
+  sim_rv *rv = disagree(&t, 5, 3, 3, 2, "nranks 3", "said 4");
+  assert_int_equal(sim_rv_wait(&t, rv, NULL, sim_deadline()), 0); /* done: no wait */
+  assert_int_equal(sim_rv_leave(&t, rv, 0), ncclInvalidUsage);
+  assert_int_equal(sim_rv_leave(&t, rv, 1), ncclInvalidUsage);
+  rv = disagree(&t, 6, 4, 3, 2, "expects 3", "expected 4");
+  assert_int_equal(sim_rv_leave(&t, rv, 0), ncclInvalidUsage);
+  assert_int_equal(sim_rv_leave(&t, rv, 1), ncclInvalidUsage);
+  rv = disagree(&t, 7, 4, 4, 1, "rank 1 of 4 was claimed twice", "gave rank 1");
+  assert_int_equal(sim_rv_leave(&t, rv, 0), ncclInvalidUsage);
+  assert_int_equal(sim_rv_leave(&t, rv, 1), ncclInvalidUsage);
+  assert_int_equal(releases, 0); /* all three kept for the ranks still to come */
+  sim_rv_table_fini(&t);
+  assert_int_equal(releases, 3);
+}
+
+/* A failed round refuses the ranks still to come, agreeing or not, with the
+ * reason, while it is held and after, until its deadline; past it, and
+ * unheld, it goes and the key opens a new round. */
+static void test_failed_round_refuses_later_ranks(void **state) {
+  (void)state;
+  sim_rv_table t;
+  sim_rv_table_init(&t);
   slot_t s = {1, 0};
-  sim_rv *rv;
-  assert_int_equal(sim_rv_arrive(&t, &ops, 5, 4, 4, 0, 0, &s, NULL, &rv), ncclSuccess);
-  sim_rv *other = (sim_rv *)&t;
-  assert_int_equal(sim_rv_arrive(&t, &ops, 5, 3, 3, 1, 0, &s, NULL, &other), ncclInvalidUsage);
-  assert_null(other);
-  assert_int_equal(sim_rv_arrive(&t, &ops, 5, 4, 3, 1, 0, &s, NULL, NULL), ncclInvalidUsage);
-  assert_int_equal(sim_rv_arrive(&t, &ops, 5, 4, 4, 0, 0, &s, NULL, NULL), ncclInvalidUsage);
-  assert_int_equal(sim_rv_arrived(rv), 1); /* none of them was posted */
-  assert_int_equal(sim_rv_leave(&t, rv, 0), ncclInProgress); /* withdraws; the round goes */
+  sim_rv *rv = disagree(&t, 5, 3, 3, 2, "nranks 3", "said 4");
+  assert_int_equal(sim_rv_arrive(&t, &ops, 5, 4, 4, 3, 0, &s, NULL, NULL), ncclInvalidUsage);
+  assert_true(has_warning("rank 3 cannot join: the ranks of this test key disagreed: rank 2 called test with "
+                          "nranks 3, but rank(s) before it said 4"));
+  assert_int_equal(sim_rv_leave(&t, rv, 0), ncclInvalidUsage);
+  assert_int_equal(sim_rv_leave(&t, rv, 1), ncclInvalidUsage);
+  assert_int_equal(sim_rv_arrive(&t, &ops, 5, 4, 4, 2, 0, &s, NULL, NULL), ncclInvalidUsage);
+  assert_int_equal(releases, 0);
+  /* A round whose deadline passes at once: once it has passed, the next
+   * arrival under its key drops it and opens a new round. */
+  ncclsimParamSet("TIMEOUT", "0.001");
+  rv = disagree(&t, 9, 3, 3, 2, "nranks 3", "said 4");
+  ncclsimParamSet("TIMEOUT", "30");
+  assert_int_equal(sim_rv_leave(&t, rv, 0), ncclInvalidUsage);
+  assert_int_equal(sim_rv_leave(&t, rv, 1), ncclInvalidUsage);
+  while (sim_now_ns() < sim_rv_deadline(rv)) usleep(1000);
+  sim_rv *fresh;
+  assert_int_equal(sim_rv_arrive(&t, &ops, 9, 3, 3, 2, 0, &s, NULL, &fresh), ncclSuccess);
   assert_int_equal(releases, 1);
+  assert_false(sim_rv_done(fresh));
+  assert_int_equal(sim_rv_arrived(fresh), 1);
+  assert_int_equal(sim_rv_leave(&t, fresh, 2), ncclInProgress);
+  sim_rv_table_fini(&t); /* round 5, kept */
+  assert_int_equal(releases, 3);
+}
+
+/* A round of untimed ops is never kept: its callers never come late. One
+ * of detached arrivals only goes at the conflict itself. */
+static void test_untimed_failed_round_goes(void **state) {
+  (void)state;
+  static const sim_rv_ops quick = {"test", "test key", sizeof(payload_t), sizeof(slot_t), complete, release, true};
+  sim_rv_table t;
+  sim_rv_table_init(&t);
+  slot_t s = {1, 0};
+  assert_int_equal(sim_rv_arrive(&t, &quick, 1, 2, 2, 0, SIM_RV_DETACHED, &s, NULL, NULL), ncclSuccess);
+  assert_int_equal(sim_rv_arrive(&t, &quick, 1, 2, 2, 0, SIM_RV_DETACHED, &s, NULL, NULL), ncclInvalidUsage);
+  assert_int_equal(releases, 1);
+  assert_null(t.open);
+  sim_rv *rv;
+  assert_int_equal(sim_rv_arrive(&t, &quick, 2, 2, 2, 0, 0, &s, NULL, &rv), ncclSuccess);
+  assert_int_equal(sim_rv_arrive(&t, &quick, 2, 3, 3, 1, 0, &s, NULL, NULL), ncclInvalidUsage);
+  assert_int_equal(sim_rv_leave(&t, rv, 0), ncclInvalidUsage);
+  assert_int_equal(releases, 2);
+  assert_null(t.open);
+  sim_rv_table_fini(&t);
+}
+
+typedef struct {
+  sim_rv_table *t;
+  sim_rv *rv;
+  int rc;
+} blocked;
+
+static void *wait_blocked(void *arg) {
+  blocked *b = arg;
+  b->rc = sim_rv_wait(b->t, b->rv, NULL, sim_deadline());
+  return NULL;
+}
+
+/* A rank blocked in the round's wait is woken by the rank that disagrees,
+ * not by its deadline (NCCLSIM_TIMEOUT 30 s: a wait that ran out would say
+ * ETIMEDOUT). */
+static void test_conflict_wakes_waiter(void **state) {
+  (void)state;
+  sim_rv_table t;
+  sim_rv_table_init(&t);
+  slot_t s = {1, 0};
+  blocked b = {&t, NULL, -1};
+  assert_int_equal(sim_rv_arrive(&t, &ops, 4, 2, 2, 0, 0, &s, NULL, &b.rv), ncclSuccess);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, wait_blocked, &b), 0);
+  assert_int_equal(sim_rv_arrive(&t, &ops, 4, 3, 3, 1, 0, &s, NULL, NULL), ncclInvalidUsage);
+  pthread_join(th, NULL);
+  assert_int_equal(b.rc, 0);
+  assert_int_equal(sim_rv_leave(&t, b.rv, 0), ncclInvalidUsage);
   sim_rv_table_fini(&t);
 }
 
@@ -325,6 +444,9 @@ int main(void) {
       cmocka_unit_test_setup(test_result_of_complete, setup),
       cmocka_unit_test_setup(test_keys_are_separate, setup),
       cmocka_unit_test_setup(test_mismatch_and_twice, setup),
+      cmocka_unit_test_setup(test_failed_round_refuses_later_ranks, setup),
+      cmocka_unit_test_setup(test_untimed_failed_round_goes, setup),
+      cmocka_unit_test_setup(test_conflict_wakes_waiter, setup),
       cmocka_unit_test_setup(test_withdraw_and_rejoin, setup),
       cmocka_unit_test_setup(test_all_withdraw, setup),
       cmocka_unit_test_setup(test_detached, setup),

@@ -8,7 +8,9 @@
  * happens at ncclGroupEnd) and a non-blocking communicator returns
  * ncclInProgress until ncclCommGetAsyncError sees the rendezvous complete.
  * A rank that waits longer than NCCLSIM_TIMEOUT withdraws and fails with a
- * diagnostic naming the ranks that never came.
+ * diagnostic naming the ranks that never came. Ranks that disagree (nranks,
+ * a rank claimed twice, the layout of nodes) fail at once, every one of
+ * them, each with a message naming both values.
  */
 #include "config.h"
 
@@ -184,9 +186,41 @@ static void init_failed(ncclComm_t comm, ncclResult_t res) {
   atomic_store(&comm->state, SIM_COMM_FAILED);
 }
 
+/* The round's payload: two ranks whose layouts of nodes differ, which
+ * build finds once every rank is in (zeroed: none). */
+typedef struct {
+  int rank[2];
+  int ranks_per_node[2];
+} init_payload;
+
+/* The ranks a node of m's layout holds: its ranksPerNode, where 0 and
+ * nranks or more all mean one node (comm/clique.c). */
+static int node_size(ncclComm_t m) {
+  int rpn = m->opts.ranksPerNode;
+  return rpn > 0 && rpn < m->nranks ? rpn : m->nranks;
+}
+
+/* Whether the ranks of rv lay their nodes out alike; if not, which two
+ * differ, in the payload. */
+static bool layouts_agree(sim_rv *rv) {
+  init_payload *p = sim_rv_payload(rv);
+  ncclComm_t first = NULL;
+  for (int r = 0; r < sim_rv_nranks(rv); r++) {
+    ncclComm_t m = *(ncclComm_t *)sim_rv_slot(rv, r);
+    if (!m) continue;
+    if (!first) first = m;
+    if (node_size(m) == node_size(first)) continue;
+    *p = (init_payload){{first->rank, m->rank}, {first->opts.ranksPerNode, m->opts.ranksPerNode}};
+    return false;
+  }
+  return true;
+}
+
 /* The round's completion: the last rank to arrive builds the clique. Across
  * hosts only this host's ranks arrive (the others' slots stay NULL) and the
- * clique takes one of their host maps, all alike. */
+ * clique takes one of their host maps, all alike (the hosts are the nodes
+ * then). Ranks whose layouts differ fail, each reporting it as it leaves
+ * (fail_disagreed). */
 static ncclResult_t build(sim_rv *rv, void *arg) {
   (void)arg;
   int n = sim_rv_nranks(rv);
@@ -201,6 +235,10 @@ static ncclResult_t build(sim_rv *rv, void *arg) {
     else sim_net_map_free(m->net_pending);
     m->net_pending = NULL;
   }
+  if (!net && !layouts_agree(rv)) {
+    sim_free(comms);
+    return ncclInvalidUsage;
+  }
   if (comms) res = sim_clique_create(comms, n, sim_rv_key(rv), net);
   sim_free(comms);
   if (res != ncclSuccess) {
@@ -213,8 +251,10 @@ static ncclResult_t build(sim_rv *rv, void *arg) {
   return res;
 }
 
-static const sim_rv_ops init_rv = {"ncclCommInitRank", "unique id", 0, sizeof(ncclComm_t), build, NULL, false};
-static const sim_rv_ops grow_rv = {"ncclCommGrow", "grow unique id", 0, sizeof(ncclComm_t), build, NULL, false};
+static const sim_rv_ops init_rv = {"ncclCommInitRank", "unique id", sizeof(init_payload), sizeof(ncclComm_t), build,
+                                   NULL, false};
+static const sim_rv_ops grow_rv = {"ncclCommGrow", "grow unique id", sizeof(init_payload), sizeof(ncclComm_t), build,
+                                   NULL, false};
 
 /* Posts comm into the round of key, which `expected` ranks complete (all,
  * or this host's). Never blocks. */
@@ -245,6 +285,26 @@ static ncclResult_t leave(ncclComm_t comm) {
   if (!rv) return settled(comm); /* not joining: already settled */
   comm->init_rv = NULL;
   return sim_rv_leave_locked(&table, rv, comm->rank);
+}
+
+/* Whether the ranks of rv disagreed, and how, naming both values: at an
+ * arrival (the rendezvous's conflict) or in their layouts (build). */
+static bool disagreement(sim_rv *rv, char *why, size_t len) {
+  if (sim_rv_conflict(rv, why, len)) return true;
+  const init_payload *p = sim_rv_payload(rv);
+  if (p->rank[0] == p->rank[1]) return false; /* zeroed: none */
+  snprintf(why, len, "rank %d has ranksPerNode %d and rank %d has %d (ncclsimSetCommOptions, else "
+           "NCCLSIM_RANKS_PER_NODE; 0: one node)", p->rank[0], p->ranks_per_node[0], p->rank[1], p->ranks_per_node[1]);
+  return true;
+}
+
+/* Records, for a rank leaving a round whose ranks disagreed, why: every
+ * rank of it fails so, each in its own thread (and process). */
+static void fail_disagreed(ncclComm_t comm, ncclResult_t res, const char *why) {
+  sim_comm_fail(comm, res, "%s: rank %d of %d: the ranks of this %s disagree, so none of them can init: %s",
+                comm->grow_join ? "ncclCommGrow" : "ncclCommInitRank", comm->rank, comm->nranks,
+                comm->grow_join ? "grow unique id" : "unique id", why);
+  init_failed(comm, res);
 }
 
 ncclResult_t sim_init_cancel(ncclComm_t comm) {
@@ -331,7 +391,10 @@ static ncclResult_t poll_init(ncclComm_t comm) {
   sim_rv *rv = comm->init_rv;
   ncclResult_t res;
   if (!rv || sim_rv_done(rv)) {
+    char why[320];
+    bool disagreed = rv && disagreement(rv, why, sizeof why);
     res = leave(comm);
+    if (disagreed) fail_disagreed(comm, res, why);
   } else if (sim_now_ns() >= sim_rv_deadline(rv)) {
     report_missing(comm, rv);
     leave(comm);

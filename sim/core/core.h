@@ -57,7 +57,9 @@ void sim_rv_table_fini(sim_rv_table *t);
  * from now, if it is not open. *out (may be NULL) is the round, or NULL for
  * a detached arrival. Errors, with nothing posted and a WARN naming
  * ops->what: ncclInvalidUsage if the open round has another nranks or
- * expected, or the rank is in it already; ncclSystemError out of memory. */
+ * expected, or the rank is in it already (the round then fails for every
+ * rank in it: sim_rv_conflict), or the round failed so already;
+ * ncclSystemError out of memory. */
 ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key, int nranks, int expected,
                            int rank, unsigned flags, const void *slot, void *arg, sim_rv **out);
 /* Waits, holding rv, until it completes (0), deadline_ns passes
@@ -93,6 +95,11 @@ void *sim_rv_payload(sim_rv *rv);
 void *sim_rv_slot(sim_rv *rv, int rank);
 /* The ranks not present, as "1,3" (empty if none). */
 void sim_rv_missing(const sim_rv *rv, char *buf, size_t len);
+/* Whether rv failed because an arrival disagreed with it, and how, in buf:
+ * one line naming both values. Such a round is done, with ncclInvalidUsage
+ * for every rank, and refuses later arrivals until its deadline. Under the
+ * lock, or by a holder of rv. */
+bool sim_rv_conflict(const sim_rv *rv, char *buf, size_t len);
 /* Across hosts (sim/net/net.h), a leader's wait before it speaks for its
  * host: until every rank of this host has arrived in rv, progressing UCX
  * for the other hosts meanwhile. ncclSuccess, or as sim_net_poll. */

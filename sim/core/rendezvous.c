@@ -10,6 +10,13 @@
  *
  * Every count changes under the table's lock. `done` is also an atomic, so
  * that a waiter can poll it without the lock (the collectives spin on it).
+ *
+ * An arrival that disagrees with the round (another nranks or expected, a
+ * rank already in it) fails the round for every rank at once: it is done,
+ * with ncclInvalidUsage, and what disagreed is kept for each rank's
+ * message. It stays listed until its deadline, so that ranks still to come
+ * are refused with the same reason instead of opening a round of their own
+ * and waiting out NCCLSIM_TIMEOUT for ranks that came and went.
  * A table keeps a few freed rounds for the next ones of the same size (a
  * collective opens one per call, and allocating it was a large part of a
  * small collective's cost).
@@ -37,10 +44,15 @@ struct sim_rv {
   bool listed; /* in t->open */
   _Atomic int done;
   ncclResult_t result;
+  /* What disagreed (kind SIM_RV_NONE: nothing), under the lock. */
+  struct {
+    int kind, rank, said, had;
+  } conflict;
   size_t payload_off, slots_off, slot_stride, bytes;
 };
 
 enum { SPARES = 4 }; /* freed rounds a table keeps */
+enum { SIM_RV_NONE, SIM_RV_NRANKS, SIM_RV_EXPECTED, SIM_RV_TWICE };
 
 #define ALIGN_UP(x, a) (((x) + (a)-1) & ~(size_t)((a)-1))
 
@@ -140,11 +152,71 @@ static sim_rv *rv_new(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key, int 
   return rv;
 }
 
+/* A failed round is kept for the ranks still to come until its deadline
+ * (never for an untimed one, whose callers never come late). */
+static bool kept(const sim_rv *rv) { return rv->conflict.kind != SIM_RV_NONE && rv->deadline != UINT64_MAX; }
+
+/* The open round of key, dropping on the way failed rounds that nobody
+ * holds and whose deadline has passed. Caller holds t's lock. */
+static sim_rv *find_open(sim_rv_table *t, uint64_t key) {
+  for (sim_rv **pp = &t->open; *pp;) {
+    sim_rv *rv = *pp;
+    if (rv->conflict.kind != SIM_RV_NONE && rv->holders == 0 && sim_now_ns() >= rv->deadline) {
+      *pp = rv->next;
+      rv->listed = false;
+      rv_free(t, rv);
+      continue;
+    }
+    if (rv->key == key) return rv;
+    pp = &rv->next;
+  }
+  return NULL;
+}
+
+bool sim_rv_conflict(const sim_rv *rv, char *buf, size_t len) {
+  const char *what = rv->ops->what, *key = rv->ops->key_name;
+  int rank = rv->conflict.rank, said = rv->conflict.said, had = rv->conflict.had;
+  switch (rv->conflict.kind) {
+    case SIM_RV_NRANKS:
+      snprintf(buf, len, "rank %d called %s with nranks %d, but rank(s) before it said %d for the same %s", rank,
+               what, said, had, key);
+      return true;
+    case SIM_RV_EXPECTED:
+      snprintf(buf, len, "rank %d expects %d of the %d ranks to take part, but rank(s) before it expected %d in the "
+               "same %s", rank, said, rv->nranks, had, key);
+      return true;
+    case SIM_RV_TWICE:
+      snprintf(buf, len, "rank %d of %d was claimed twice for the same %s (two callers of %s gave rank %d)", rank,
+               rv->nranks, key, what, rank);
+      return true;
+    default:
+      if (len) buf[0] = '\0';
+      return false;
+  }
+}
+
+/* An arrival that disagrees with rv: the round fails for everyone now.
+ * Caller holds t's lock and wakes t's waiters once it has let go. */
+static void fail_round(sim_rv_table *t, sim_rv *rv, int kind, int rank, int said, int had) {
+  rv->conflict.kind = kind;
+  rv->conflict.rank = rank;
+  rv->conflict.said = said;
+  rv->conflict.had = had;
+  if (!sim_rv_done(rv)) {
+    rv->result = ncclInvalidUsage;
+    atomic_store_explicit(&rv->done, 1, memory_order_release);
+  }
+  if (rv->holders == 0 && !kept(rv)) { /* detached arrivals only: nobody leaves it */
+    unlist(t, rv);
+    rv_free(t, rv);
+  }
+}
+
 ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key, int nranks, int expected,
                            int rank, unsigned flags, const void *slot, void *arg, sim_rv **out) {
   if (out) *out = NULL;
   sim_mutex_lock(&t->lock);
-  sim_rv *rv = sim_rv_find_locked(t, key);
+  sim_rv *rv = find_open(t, key);
   ncclResult_t res = ncclSuccess;
   if (!rv) {
     if (!(rv = rv_new(t, ops, key, nranks, expected))) {
@@ -155,13 +227,21 @@ ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key,
     rv->next = t->open;
     rv->listed = true;
     t->open = rv;
-  } else if (rv->nranks != nranks) { /* an open round has ranks in it: leave it be */
+  } else if (rv->conflict.kind != SIM_RV_NONE) { /* failed already: so does every later rank */
+    char why[256];
+    sim_rv_conflict(rv, why, sizeof why);
+    SIM_WARN(SIM_INIT, "%s: rank %d cannot join: the ranks of this %s disagreed: %s", ops->what, rank,
+             ops->key_name, why);
+    res = ncclInvalidUsage;
+  } else if (rv->nranks != nranks) {
     SIM_WARN(SIM_INIT, "%s: rank %d says nranks is %d, but rank(s) before it said %d for the same %s", ops->what,
              rank, nranks, rv->nranks, ops->key_name);
+    fail_round(t, rv, SIM_RV_NRANKS, rank, nranks, rv->nranks);
     res = ncclInvalidUsage;
   } else if (rv->expected != expected) {
     SIM_WARN(SIM_INIT, "%s: rank %d expects %d of %d ranks to take part, but rank(s) before it expected %d in the same %s",
              ops->what, rank, expected, nranks, rv->expected, ops->key_name);
+    fail_round(t, rv, SIM_RV_EXPECTED, rank, expected, rv->expected);
     res = ncclInvalidUsage;
   } else if (rank_state(rv)[rank] & RANK_PRESENT) {
     if (flags & SIM_RV_ONCE) {
@@ -169,10 +249,12 @@ ncclResult_t sim_rv_arrive(sim_rv_table *t, const sim_rv_ops *ops, uint64_t key,
       return ncclSuccess; /* *out stays NULL: only for detached arrivals */
     }
     SIM_WARN(SIM_INIT, "%s: rank %d joined twice with the same %s", ops->what, rank, ops->key_name);
+    fail_round(t, rv, SIM_RV_TWICE, rank, rank, rank);
     res = ncclInvalidUsage;
   }
   if (res != ncclSuccess) {
     pthread_mutex_unlock(&t->lock);
+    sim_waitq_wake(&t->wq); /* a failed round's ranks leave now */
     return res;
   }
   bool holds = !(flags & SIM_RV_DETACHED);
@@ -245,7 +327,8 @@ ncclResult_t sim_rv_leave_locked(sim_rv_table *t, sim_rv *rv, int rank) {
     *st &= (unsigned char)~RANK_HOLDS;
     rv->holders--;
   }
-  if (rv->holders == 0 && (sim_rv_done(rv) || atomic_load_explicit(&rv->arrived, memory_order_relaxed) == 0)) {
+  if (rv->holders == 0 && (sim_rv_done(rv) || atomic_load_explicit(&rv->arrived, memory_order_relaxed) == 0) &&
+      !kept(rv)) {
     unlist(t, rv);
     rv_free(t, rv);
   }

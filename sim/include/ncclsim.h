@@ -40,7 +40,9 @@ typedef struct {
  * (ncclCommInitRank*, ncclCommInitAll, ncclCommSplit) use; NULL restores
  * the environment's. Thread-local; stays in force until changed.
  * Returns ncclInvalidArgument for an unknown GIN type or a negative
- * ranksPerNode. The clique takes ranksPerNode from rank 0. */
+ * ranksPerNode. The ranks of a communicator must lay their nodes out
+ * alike: ranks whose ranksPerNode differ (0 and nranks or more are one
+ * node) all fail their init with ncclInvalidUsage. */
 ncclResult_t ncclsimSetCommOptions(const ncclsimCommOptions_t *opts);
 
 /* Overrides an NCCLSIM_* parameter at run time; `name` is given without the
