@@ -7,7 +7,7 @@ ncclsiminclude_HEADERS += sim/include/nccl.h sim/include/cuda_runtime_api.h \
 ncclsimdeviceincludedir = $(ncclsimincludedir)/nccl_device
 ncclsimdeviceinclude_HEADERS = sim/include/nccl_device/core.h
 noinst_HEADERS += sim/sim.h sim/transport.h sim/net/net.h sim/net/net_internal.h sim/p2p/p2p_internal.h sim/cuda/cuda_internal.h sim/core/core_internal.h sim/comm/comm_internal.h sim/coll/coll_internal.h \
-	sim/core/core.h sim/comm/comm.h sim/dev/dev.h \
+	sim/cuda/cuda.h sim/core/core.h sim/comm/comm.h sim/dev/dev.h \
 	sim/dev/dev_internal.h sim/rma/rma_internal.h
 
 # The simulator is built once as a convenience library: libncclsim.la wraps

@@ -20,7 +20,7 @@
 #include <cuda_runtime_api.h>
 #include <ncclsim.h>
 
-#include "sim.h" /* sim_op and sim_stream_enqueue: the only way to make a stream op fail on demand */
+#include "cuda/cuda.h" /* sim_op and sim_stream_enqueue: the only way to make a stream op fail on demand */
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -3,6 +3,7 @@
 #define NCCLSIM_COMM_INTERNAL_H_
 
 #include "comm.h"
+#include "../cuda/cuda.h"
 #include "../core/core.h"
 
 /* A rank's comm, before it joins a clique. */

@@ -9,6 +9,7 @@
 #define NCCLSIM_CORE_H_
 
 #include "../sim.h"
+#include "../cuda/cuda.h"
 
 /* ------------------------------------------------------------------------
  * Rendezvous (core/rendezvous.c): where ranks meet. Init, split and shrink,

@@ -2,7 +2,7 @@
 #ifndef NCCLSIM_CUDA_INTERNAL_H_
 #define NCCLSIM_CUDA_INTERNAL_H_
 
-#include "../sim.h"
+#include "cuda.h"
 
 /* priority within CUDA's stream priority range (props.c): out-of-range
  * priorities are clamped, as CUDA does. */

@@ -6,6 +6,7 @@
 #define NCCLSIM_DEV_INTERNAL_H_
 
 #include "dev.h"
+#include "../cuda/cuda.h"
 #include "../core/core.h"
 #include "../comm/comm.h"
 #include "../net/net.h"

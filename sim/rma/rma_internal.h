@@ -23,6 +23,7 @@
 #ifndef NCCLSIM_RMA_INTERNAL_H_
 #define NCCLSIM_RMA_INTERNAL_H_
 
+#include "../cuda/cuda.h"
 #include "../core/core.h"
 #include "../comm/comm.h"
 #include "../dev/dev.h"

@@ -1,0 +1,109 @@
+/*
+ * sim/cuda/cuda.h — the simulated CUDA runtime (sim/cuda), as the rooms
+ * above it use it: devices, the allocation registry, streams and their ops.
+ */
+#ifndef NCCLSIM_CUDA_H_
+#define NCCLSIM_CUDA_H_
+
+#include "../sim.h"
+
+/* ------------------------------------------------------------------------
+ * Devices and the allocation registry (cuda/device.c, cuda/memory.c). */
+int sim_device_count(void);
+int sim_current_device(void);
+
+typedef enum { SIM_MEM_DEVICE = 1, SIM_MEM_HOST = 2, SIM_MEM_NCCL = 3 } sim_mem_kind;
+typedef struct sim_alloc_info {
+  void *base;
+  size_t size; /* bytes the caller asked for */
+  int device;  /* -1 for host memory */
+  sim_mem_kind kind;
+  int pid; /* the process that allocated it (ranks as processes) */
+  unsigned flags; /* SIM_MEM_F_*; the low byte holds cudaHostAlloc's flags */
+  uint32_t ipc_opens; /* processes that have it open through cudaIpcOpenMemHandle (cuda/ipc.c) */
+  uint64_t serial;    /* unique in the job: tells apart allocations at one address (IPC handles) */
+  void *owner;        /* its cudaMemPool_t's block (cuda/mempool.c); NULL otherwise */
+  void *freed_on;     /* SIM_MEM_F_FREED: the stream handle of its cudaFreeAsync (NULL: cudaFree) */
+} sim_alloc_info;
+enum {
+  SIM_MEM_F_HOSTALLOC = 0xff,  /* cudaHostAlloc's flags */
+  SIM_MEM_F_POOL = 1u << 8,    /* from a memory pool (cudaMallocAsync) */
+  SIM_MEM_F_FREED = 1u << 9,   /* freed in stream order, still held: any use now is a use after free */
+  SIM_MEM_F_ORPHAN = 1u << 10, /* freed by its owner while another process had it open: goes at the last close */
+  SIM_MEM_F_REGISTERED = 1u << 11 /* host memory under cudaHostRegister (the process's own, cuda/host_register.c) */
+};
+/* Allocates `size` bytes tagged with `device` and `kind`, aligned to `align`. */
+cudaError_t sim_mem_alloc(void **out, size_t size, int device, sim_mem_kind kind, size_t align);
+/* Frees an allocation of `kind`; cudaErrorInvalidValue if p is not the base
+ * of a live allocation of that kind. */
+cudaError_t sim_mem_free(void *p, sim_mem_kind kind);
+/* The allocation containing p, if any. */
+bool sim_mem_lookup(const void *p, sim_alloc_info *out);
+/* The registry's count of frees: what a lookup found is still there while
+ * the count has not moved since before the lookup. */
+uint64_t sim_mem_frees(void);
+/* Checks that [p, p + bytes) does not run past the allocation containing p
+ * (memory outside the registry is host memory and is not checked). On
+ * failure logs a WARN naming `what` and returns false. */
+bool sim_mem_check_range(const void *p, size_t bytes, const char *what);
+/* The same for p within allocation a (from sim_mem_lookup); the WARN
+ * names "what arg". */
+bool sim_mem_range_in(const sim_alloc_info *a, const void *p, size_t bytes, const char *what, const char *arg);
+/* Device of p: the allocation's device, or -1 for host/unknown memory. */
+int sim_mem_device(const void *p);
+/* This process's live allocations and their bytes (leak checks). */
+void sim_mem_stats(size_t *count, size_t *bytes);
+
+/* ------------------------------------------------------------------------
+ * Streams (cuda/stream.c). An op is run once, in FIFO order, by the
+ * stream's worker. `stream_err` is the stream's pending error before this op:
+ * when it is not cudaSuccess the op must complete quickly (fail, but still
+ * release waiters). run() returns the error that poisons the stream, or
+ * cudaSuccess. release() frees the op; it is called after run(). */
+typedef struct sim_op sim_op;
+struct sim_op {
+  _Atomic(sim_op *) next; /* the stream's queue (cuda/stream.c) */
+  /* Optional: the part of the op that never blocks, run before the op
+   * before it is released (its release is then off the path from that
+   * op's end to this one's effect); run() follows, with the same
+   * stream_err. */
+  void (*start)(sim_op *op, cudaError_t stream_err);
+  cudaError_t (*run)(sim_op *op, cudaError_t stream_err);
+  void (*release)(sim_op *op);
+  const char *what;
+  /* Optional, for the deadlock check of a full stream: the ranks whose
+   * calls this op, while it runs, still waits for (sim_block.awaits). */
+  int (*awaits)(sim_op *op, sim_rank_ref *out, int max);
+  /* Not counted toward NCCLSIM_STREAM_DEPTH, as CUDA does not bound it
+   * (event records, stream waits on events, host functions). */
+  bool unbounded;
+  /* Otherwise the CUDA operations it stands for toward the depth (0: one;
+   * a launch of one-sided operations is several: core/task.c). */
+  uint16_t cost;
+  /* The worker's clock stamp, handed from one op to the next (the stream
+   * worker's, core/trace.c): before start(), the end of the op that ran
+   * just before (0: read the clock); after run(), this op's end (0: none). */
+  uint64_t stamp;
+};
+/* Resolves a stream handle (0 = the current device's default stream).
+ * NULL with *err = cudaErrorInvalidResourceHandle for a destroyed or foreign
+ * handle. */
+sim_stream *sim_stream_resolve(cudaStream_t s, cudaError_t *err);
+/* The same without a WARN: NULL for a handle that is not a live stream. */
+sim_stream *sim_stream_find(cudaStream_t s);
+int sim_stream_device(sim_stream *s);
+/* Runs fn on the op s's worker runs now, if any; the op is not released
+ * until fn returns (the worker waits). fn must not wait for s. */
+void sim_stream_peek(sim_stream *s, void (*fn)(sim_op *op, void *arg), void *arg);
+/* Per-stream op pools: `size` zeroed bytes, 64-aligned, for an op to be
+ * enqueued on s (s may be NULL: plain memory), and their return from any
+ * thread. NULL out of memory; every call counts for the allocation hook. */
+void *sim_stream_op_alloc(sim_stream *s, size_t size);
+void sim_stream_op_free(void *p);
+/* Appends op. With NCCLSIM_STREAM_DEPTH ops pending on s, blocks the host
+ * thread until one completes, as CUDA does: cudaErrorTimeout after
+ * NCCLSIM_TIMEOUT, cudaErrorLaunchFailure when only this thread could ever
+ * free the stream (a WARN says which rank and why), the op not enqueued. */
+cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op);
+
+#endif /* NCCLSIM_CUDA_H_ */
