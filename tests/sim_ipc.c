@@ -26,6 +26,7 @@
 #include <ncclsim.h>
 
 #include "sim.h" /* sim_mem_lookup, sim_last_warning */
+#include "cuda/cuda.h" /* sim_mem_lookup */
 
 static char *self_exe;
 

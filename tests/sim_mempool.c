@@ -22,6 +22,7 @@
 #include <ncclsim.h>
 
 #include "sim.h" /* sim_last_warning, sim_mem_lookup */
+#include "cuda/cuda.h" /* sim_mem_lookup */
 
 static unsigned long long attr(cudaMemPool_t p, enum cudaMemPoolAttr a) {
   unsigned long long v = 12345;
