@@ -33,6 +33,12 @@
  *            init times out for want of them.
  *   missing  init is expected to fail with ncclTimeout (run with too few
  *            processes and a short NCCLSIM_TIMEOUT).
+ *   disagree the ranks of every process but rank 0's say nranks NRANKS+1:
+ *            every rank's init fails with ncclInvalidUsage, at once (not
+ *            ncclTimeout), its last error naming nranks.
+ *   twice    the process with FIRST 1 claims rank 0 instead: every rank's
+ *            init fails with ncclInvalidUsage, at once, its last error
+ *            saying rank 0 was claimed twice.
  *   die      after init, ranks on host "h1" exit at once; the others'
  *            receive from them (its first-use connection, in the call)
  *            fails within NCCLSIM_TIMEOUT.
@@ -551,7 +557,8 @@ static int send_exit(ncclComm_t comm, int rank) {
 
 int main(int argc, char **argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: hosts_rank ring|badkey|missing|die|diesig|gin|sendexit NRANKS FIRST COUNT IDFILE\n");
+    fprintf(stderr, "usage: hosts_rank ring|badkey|missing|disagree|twice|die|diesig|gin|sendexit NRANKS FIRST COUNT "
+            "IDFILE\n");
     return 2;
   }
   const char *mode = argv[1];
@@ -577,10 +584,12 @@ int main(int argc, char **argv) {
   o.ginType = gin_mode && host_id && !strcmp(host_id, "h1") ? NCCL_GIN_TYPE_NONE : NCCL_GIN_TYPE_PROXY;
   if ((r = ncclsimSetCommOptions(&o)) != ncclSuccess) return fail("ncclsimSetCommOptions", r);
   ncclComm_t comms[MAXR] = {0};
+  bool disagree = !strcmp(mode, "disagree"), twice = !strcmp(mode, "twice");
   ncclGroupStart();
   for (int i = 0; i < count; i++) {
     cudaSetDevice(i);
-    r = ncclCommInitRank(&comms[i], nranks, id, first + i);
+    r = ncclCommInitRank(&comms[i], disagree && first != 0 ? nranks + 1 : nranks, id,
+                         twice && first == 1 ? 0 : first + i);
     if (r != ncclSuccess) break;
   }
   ncclResult_t g = ncclGroupEnd();
@@ -595,9 +604,15 @@ int main(int argc, char **argv) {
       return r == ncclInvalidUsage && strstr(last, "key") ? 0 : fail("badkey: init did not fail with ncclInvalidUsage naming the key", r);
     if (!strcmp(mode, "missing") || !strcmp(mode, "badkey"))
       return r == ncclTimeout && strstr(last, "rank") ? 0 : fail("missing: init did not fail with ncclTimeout naming a rank", r);
+    if (disagree)
+      return r == ncclInvalidUsage && strstr(last, "disagree") && strstr(last, "nranks")
+                 ? 0 : fail("disagree: init did not fail with ncclInvalidUsage naming nranks", r);
+    if (twice)
+      return r == ncclInvalidUsage && strstr(last, "disagree") && strstr(last, "rank 0 of 2 was claimed twice")
+                 ? 0 : fail("twice: init did not fail with ncclInvalidUsage saying rank 0 was claimed twice", r);
     return fail("init", r);
   }
-  if (!strcmp(mode, "badkey") || !strcmp(mode, "missing")) return fail("init succeeded", r);
+  if (!strcmp(mode, "badkey") || !strcmp(mode, "missing") || disagree || twice) return fail("init succeeded", r);
   int n;
   ncclCommCount(comms[0], &n);
   if (n != nranks) return fail("ncclCommCount", ncclInternalError);

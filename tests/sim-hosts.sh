@@ -20,6 +20,11 @@
 #   badkey   the id's key changed in rank 1's process: the root refuses it,
 #            and rank 0 times out
 #   missing  3 ranks, 2 started: init ends with ncclTimeout, naming rank 2
+#   disagree h1's two ranks say nranks 5, h0's two 4: every rank's init
+#            fails at once with ncclInvalidUsage naming nranks, not at
+#            NCCLSIM_TIMEOUT (60 s)
+#   twice    h0 and h1 both claim rank 0 of 2: both fail at once with
+#            ncclInvalidUsage, saying rank 0 was claimed twice
 #   die      host h1 exits after init; h0's receive from it fails with
 #            ncclRemoteError, naming the host and its ranks, well before
 #            NCCLSIM_TIMEOUT (UCX notices the dropped connection); ten runs
@@ -75,6 +80,8 @@ HOSTS_RANK_HOSTS=2 run_case ring1 ring 6 30 "h0 0 3" "h1 3 3"
 run_case badkey badkey 2 3 "h0 0 1" "h1 1 1"
 run_case missing missing 3 2 "h0 0 1" "h1 1 1"
 grep -q "rank(s) \[2\]" "$dir"/missing.*.log || { echo "FAIL: missing: no log names rank 2"; cat "$dir"/missing.*.log; fails=$((fails + 1)); }
+run_case disagree disagree 4 60 "h0 0 2" "h1 2 2"
+run_case twice twice 2 60 "h0 0 1" "h1 1 1"
 # Ten times each: UCX 1.13 aborted in about 1 run in 17 of these when the
 # host died while its endpoints' wireup was still in flight (sim/net/ucx.c,
 # sim_ucx_connect); this script then failed 5 times in 6.

@@ -1,7 +1,8 @@
 /*
  * tests/sim_net.c — the bootstrap of ranks on other hosts (sim/net), in
  * one process: the interface filter, an id without an interface, and the
- * root's refusals (nranks that disagree, a rank twice, an id used twice).
+ * root's refusals (nranks that disagree and a rank twice, which fail every
+ * rank of the id at once; an id used twice).
  * Ranks of one process are one host, so the communicators made here are
  * ordinary ones, met through the root. tests/sim-hosts.sh covers hosts.
  */
@@ -79,24 +80,44 @@ static void test_group_through_root(void **state) {
   for (int r = 0; r < 3; r++) ncclCommAbort(comms[r]);
 }
 
+/* The async error and last error of each of n comms after a failed init. */
+static void assert_failed(ncclComm_t *comms, int n, ncclResult_t want, const char *text, const char *text2) {
+  for (int r = 0; r < n; r++) {
+    ncclResult_t ae = ncclSuccess;
+    assert_non_null(comms[r]);
+    assert_int_equal(ncclCommGetAsyncError(comms[r], &ae), ncclSuccess);
+    assert_int_equal(ae, want);
+    const char *m = comms[r]->last_error;
+    if (!strstr(m, text) || !strstr(m, text2)) fail_msg("rank %d: %s", r, m);
+  }
+}
+
+/* Ranks that disagree fail every rank of the id at once, with
+ * ncclInvalidUsage and both values (NCCLSIM_TIMEOUT is 120 s: a rank left
+ * to wait would end with ncclTimeout), and the id is spent: a rank still
+ * to come hears why. */
 static void test_root_refusals(void **state) {
   (void)state;
   ncclUniqueId id;
-  ncclComm_t comms[2];
+  ncclComm_t comms[3];
   assert_int_equal(ncclsimParamSet("NET", "1"), ncclSuccess);
-  assert_int_equal(ncclsimParamSet("TIMEOUT", "2"), ncclSuccess);
-  /* nranks that disagree: the second rank is refused, the first times out. */
+  assert_int_equal(ncclsimParamSet("TIMEOUT", "120"), ncclSuccess);
+  /* nranks that disagree */
   const int nr[2] = {2, 3}, rk[2] = {0, 1};
   assert_int_equal(ncclGetUniqueId(&id), ncclSuccess);
-  ncclResult_t res = init_group(comms, 2, nr, rk, id);
-  assert_true(res == ncclInvalidUsage || res == ncclTimeout);
+  assert_int_equal(init_group(comms, 2, nr, rk, id), ncclInvalidUsage);
+  assert_failed(comms, 2, ncclInvalidUsage, "disagree", "rank 1 says nranks=3, rank(s) before it said 2");
   for (int r = 0; r < 2; r++) ncclCommAbort(comms[r]);
-  /* One rank twice. */
-  const int nr2[2] = {2, 2}, rk2[2] = {1, 1};
+  const int nr1[1] = {2}, rk1[1] = {1};
+  assert_int_equal(init_group(comms, 1, nr1, rk1, id), ncclInvalidUsage);
+  assert_failed(comms, 1, ncclInvalidUsage, "none of them can init", "rank 1 says nranks=3");
+  ncclCommAbort(comms[0]);
+  /* One rank twice; rank 0, in first, fails as well. */
+  const int nr2[3] = {3, 3, 3}, rk2[3] = {0, 1, 1};
   assert_int_equal(ncclGetUniqueId(&id), ncclSuccess);
-  res = init_group(comms, 2, nr2, rk2, id);
-  assert_true(res == ncclInvalidUsage || res == ncclTimeout);
-  for (int r = 0; r < 2; r++) ncclCommAbort(comms[r]);
+  assert_int_equal(init_group(comms, 3, nr2, rk2, id), ncclInvalidUsage);
+  assert_failed(comms, 3, ncclInvalidUsage, "disagree", "rank 1 of 3 was claimed twice: by process");
+  for (int r = 0; r < 3; r++) ncclCommAbort(comms[r]);
   assert_int_equal(ncclsimParamSet("TIMEOUT", NULL), ncclSuccess);
 }
 

@@ -7,7 +7,10 @@
  * when every rank of the id has said hello it answers all of them with the
  * table and forgets the key, as NCCL's root serves one communicator. A
  * round that is still short of ranks at NCCLSIM_TIMEOUT is answered with a
- * failure that names the missing ranks.
+ * failure that names the missing ranks. A hello that disagrees with the
+ * round (another nranks, a rank claimed twice) fails the whole round at
+ * once, every rank told both values, and spends the key: ranks still to
+ * come are refused with the same reason.
  *
  * A rank: connects, says hello and goes on (ncclCommInitRank never waits
  * here for other ranks: one thread may init several ranks in a group); the
@@ -78,6 +81,7 @@ typedef struct key_rec {
   struct key_rec *next;
   uint64_t secret;
   bool used;
+  char *why; /* malloc'd: why its round failed, when its ranks disagreed */
 } key_rec;
 
 static struct {
@@ -142,10 +146,39 @@ static key_rec *key_find(uint64_t secret) {
   return NULL;
 }
 
+/* A hello that disagrees with round r (`why`, naming both values): every
+ * rank of r, and the newcomer on fd, is told, and k is spent with the
+ * reason. Takes fd; frees r. */
+static void round_fail(round *r, key_rec *k, int fd, const char *why) {
+  char msg[SIM_NET_WHY];
+  snprintf(msg, sizeof msg, "the bootstrap root failed the ranks of this unique id, which disagree: %s", why);
+  SIM_WARN(SIM_INIT, "%s", msg);
+  for (int i = 0; i < r->nranks; i++)
+    if (r->fd[i] >= 0) {
+      answer_fail(r->fd[i], ncclInvalidUsage, msg);
+      r->fd[i] = -1;
+    }
+  answer_fail(fd, ncclInvalidUsage, msg);
+  k->used = true;
+  k->why = strdup(why); /* NULL: later ranks hear only that the id is spent */
+  round **pp = &root.rounds;
+  while (*pp != r) pp = &(*pp)->next;
+  *pp = r->next;
+  round_free(r);
+}
+
 /* One hello, under the lock. Takes fd. */
 static void on_hello(int fd, const sim_net_hello *h, uint8_t *addr) {
   char why[SIM_NET_WHY];
   key_rec *k = key_find(h->secret);
+  if (k && k->used && k->why) {
+    snprintf(why, sizeof why, "the bootstrap root refused rank %d: the ranks of its unique id disagreed, so none of "
+             "them can init with it: %s", (int)h->rank, k->why);
+    SIM_WARN(SIM_INIT, "%s", why);
+    free(addr);
+    answer_fail(fd, ncclInvalidUsage, why);
+    return;
+  }
   if (!k || k->used) {
     snprintf(why, sizeof why,
              k ? "the bootstrap root refused rank %d: its unique id served a communicator already (an id serves one "
@@ -180,16 +213,29 @@ static void on_hello(int fd, const sim_net_hello *h, uint8_t *addr) {
     r->next = root.rounds;
     root.rounds = r;
   }
-  if (h->nranks != r->nranks || h->rank < 0 || h->rank >= r->nranks || r->fd[h->rank] >= 0) {
-    if (h->nranks != r->nranks)
-      snprintf(why, sizeof why, "the bootstrap root refused rank %d: it says nranks=%d, ranks before it said %d",
-               (int)h->rank, (int)h->nranks, r->nranks);
-    else
-      snprintf(why, sizeof why, "the bootstrap root refused rank %d of %d: %s", (int)h->rank, r->nranks,
-               h->rank < 0 || h->rank >= r->nranks ? "no such rank" : "that rank is in the communicator already");
+  if (h->nranks != r->nranks) {
+    free(addr);
+    snprintf(why, sizeof why, "rank %d says nranks=%d, rank(s) before it said %d", (int)h->rank, (int)h->nranks,
+             r->nranks);
+    round_fail(r, k, fd, why);
+    return;
+  }
+  if (h->rank < 0 || h->rank >= r->nranks) { /* sim_init_rank checks it: not an ncclsim rank's hello */
+    snprintf(why, sizeof why, "the bootstrap root refused rank %d of %d: no such rank", (int)h->rank, r->nranks);
     SIM_WARN(SIM_INIT, "%s", why);
     free(addr);
     answer_fail(fd, ncclInvalidUsage, why);
+    return;
+  }
+  if (r->fd[h->rank] >= 0) {
+    const sim_net_entry *e = &r->entry[h->rank];
+    char host[SIM_NET_HOST_NAME];
+    memcpy(host, h->host, sizeof host);
+    host[sizeof host - 1] = 0;
+    free(addr);
+    snprintf(why, sizeof why, "rank %d of %d was claimed twice: by process %d on host %s, and by process %d on "
+             "host %s", (int)h->rank, r->nranks, (int)e->pid, e->host, (int)h->pid, host);
+    round_fail(r, k, fd, why);
     return;
   }
   r->fd[h->rank] = fd;
@@ -312,7 +358,7 @@ ncclResult_t sim_net_root_open(uint64_t secret, sim_net_addr *addr) {
     res = root_start();
   }
   if (res == ncclSuccess) {
-    *k = (key_rec){root.keys, secret, false};
+    *k = (key_rec){root.keys, secret, false, NULL};
     root.keys = k;
     *addr = root.addr;
   }
