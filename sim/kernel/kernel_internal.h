@@ -14,7 +14,6 @@
 
 #include "../sim.h"
 #include "../cuda/cuda.h"
-#include "../cuda/cuda.h"
 #include <ncclsim_device/abi.h>
 
 /* ---- fibers (fiber.c) ---- */
