@@ -108,6 +108,11 @@ TESTS += tests/readme-params.sh
 TESTS += tests/dlopen-tls.sh
 endif
 EXTRA_DIST += tests/dlopen-tls.sh
+# The engine's floors: no room of sim/ calls or includes a room above it.
+if BACKEND_SIM
+TESTS += tests/floors.sh
+endif
+EXTRA_DIST += tests/floors.sh tests/floors.py
 tests_sim_param_dump_SOURCES = tests/sim_param_dump.c
 tests_sim_param_dump_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
 tests_sim_param_dump_LDADD = sim/libncclsim.la
