@@ -3,9 +3,14 @@
 # limit.  Automake's LOG_COMPILER and TAP_LOG_COMPILER:
 #     run-test.sh PROGRAM [ARGS...]
 #
-#   N4C_TEST_TIMEOUT   seconds before the test is killed (default 600; 3600
-#                      under N4C_VALGRIND)
-#   NCCLSIM_TIMEOUT    ncclsim's blocking-call deadline (default here 10)
+#   N4C_SLOWDOWN       how many times slower than a plain build this build
+#                      runs (configure sets it, make check exports it;
+#                      default 1): the two defaults below are multiplied by
+#                      it, and the tests' own deadlines read it
+#   N4C_TEST_TIMEOUT   seconds before the test is killed (default 600 x
+#                      N4C_SLOWDOWN; 3600 under N4C_VALGRIND)
+#   NCCLSIM_TIMEOUT    ncclsim's blocking-call deadline (default here 10 x
+#                      N4C_SLOWDOWN)
 #   NCCLSIM_TRACE_DUMP the flight recorder's dumps of tests that fail on
 #                      purpose (default here tests/flight-%p.json in the
 #                      build directory, not /tmp)
@@ -22,14 +27,20 @@
 # The exit status is the test's; 124 (or 137 when it had to be killed) means
 # the time limit was hit.
 
-limit=${N4C_TEST_TIMEOUT:-600}
+case ${N4C_SLOWDOWN:-1} in
+  '' | *[!0-9]* | 0*) slow=1 ;;
+  *) slow=$N4C_SLOWDOWN ;;
+esac
+N4C_SLOWDOWN=$slow
+export N4C_SLOWDOWN
+limit=${N4C_TEST_TIMEOUT:-$((600 * slow))}
 if test "${N4C_VALGRIND:-0}" = 1; then
   # memcheck runs a program's threads one at a time, 20-50 times slower:
   # the 2-rank suite alone outlasted 600 s on a loaded machine.
   limit=${N4C_TEST_TIMEOUT:-3600}
   : "${NCCLSIM_TIMEOUT:=120}"
 else
-  : "${NCCLSIM_TIMEOUT:=10}"
+  : "${NCCLSIM_TIMEOUT:=$((10 * slow))}"
 fi
 : "${CMOCKA_MESSAGE_OUTPUT:=TAP}"
 : "${UBSAN_OPTIONS:=print_stacktrace=1}"
