@@ -141,6 +141,11 @@ bool case_skip_not_across_hosts(case_ctx_t *ctx, bool from_nccl4c);
 bool case_refused_across_hosts(case_ctx_t *ctx, n4c_status_t st);
 /* Whether the ranks are simulated hosts (--sim-hosts, ncclsim). */
 bool case_sim_hosts(void);
+/* N4C_SLOWDOWN: how many times slower than a plain build this one runs
+ * (from the environment, as make check exports it, else configure's; 1 on
+ * a plain build). Deadlines and the head starts of late ranks are
+ * multiplied by it; what a case checks is not. */
+int case_slowdown(void);
 
 /* Collectives across the ranks of the case. Each returns false, having done
  * its exchange, when some rank has failed, skipped or returned: return

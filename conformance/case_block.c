@@ -22,7 +22,14 @@
 
 #include "case.h"
 
+/* The late rank's head start: 300 ms on a plain build, times the build's
+ * slowdown (BLOCK-04's and BLOCK-05's early ranks must do their part within
+ * it; sanitizer builds are that much slower). */
 enum { LATE_MS = 300 };
+static int late_ms(void)
+{
+  return LATE_MS * case_slowdown();
+}
 
 static double wall(void)
 {
@@ -83,7 +90,7 @@ void case_BLOCK_01(case_ctx_t *ctx)
     return;
   double mine = 0;
   if (ctx->rank == 1) {
-    sleep_ms(LATE_MS);
+    sleep_ms(late_ms());
     mine = wall();
     CASE_OK(ctx, n4c_comm_recv(e.comm, &e.buf, 0, e.stream));
   } else if (ctx->rank == 0) {
@@ -99,7 +106,7 @@ void case_BLOCK_01(case_ctx_t *ctx)
     synced(ctx, &e);
 }
 
-/* Every rank's first allreduce, the last rank coming LATE_MS late: t[r] is
+/* Every rank's first allreduce, the last rank coming late_ms() late: t[r] is
  * when rank r's call returned, t[late] when the late rank was about to
  * call. False after a failed check. */
 static bool late_first_allreduce(case_ctx_t *ctx, struct block_env *e, double *t)
@@ -107,7 +114,7 @@ static bool late_first_allreduce(case_ctx_t *ctx, struct block_env *e, double *t
   int late = ctx->nranks - 1;
   double mine = 0;
   if (ctx->rank == late) {
-    sleep_ms(LATE_MS);
+    sleep_ms(late_ms());
     mine = wall();
   }
   n4c_status_t st = n4c_comm_allreduce(e->comm, &e->buf, &e->buf, ncclSum, e->stream);
@@ -150,7 +157,7 @@ void case_BLOCK_03(case_ctx_t *ctx)
     return;
   double mine;
   if (ctx->rank == late) {
-    sleep_ms(LATE_MS);
+    sleep_ms(late_ms());
     mine = wall();
   }
   /* Rank 0 waits for one signal from every other rank. */
@@ -205,7 +212,7 @@ void case_BLOCK_04(case_ctx_t *ctx)
       enq[i] = wall();
     }
   } else {
-    sleep_ms(2 * LATE_MS);
+    sleep_ms(2 * late_ms());
     mine = wall();
     for (int i = 0; i < ENQ; i++)
       CASE_OK(ctx, n4c_comm_send(e.comm, &e.buf, 0, e.stream));
@@ -283,7 +290,7 @@ void case_BLOCK_06(case_ctx_t *ctx)
   if (ctx->rank == 0) {
     CASE_OK(ctx, n4c_comm_wait_signal(e.comm, &from, 1, e.stream));
     CASE_OK(ctx, n4c_comm_signal(e.comm, 1, 0, 0, 0, other));
-    sleep_ms(LATE_MS);
+    sleep_ms(late_ms());
     behind = cudaStreamQuery(other);
   }
   if (!ctx_barrier(ctx))
@@ -300,6 +307,6 @@ void case_BLOCK_06(case_ctx_t *ctx)
     CASE_EXPECT(ctx, behind == cudaErrorNotReady,
                 "the signal on the second stream was done (%s) %d ms after it was enqueued, while the rank's "
                 "wait_signal issued before it on the first stream was still pending",
-                cudaGetErrorName(behind), LATE_MS);
+                cudaGetErrorName(behind), late_ms());
 #endif
 }

@@ -93,11 +93,12 @@ static bool ft_allreduce_check(case_ctx_t *ctx, n4c_comm_t *comm, struct ft_env 
   return true;
 }
 
-/* Polls comm's async error until it leaves ncclInProgress or `secs` pass. */
+/* Polls comm's async error until it leaves ncclInProgress or `secs` times
+ * the build's slowdown pass. */
 static ncclResult_t ft_settle(n4c_comm_t *comm, double secs)
 {
   ncclResult_t a = ncclInProgress;
-  double until = mono() + secs;
+  double until = mono() + secs * case_slowdown();
   while (n4c_comm_get_async_error(comm, &a) == N4C_OK && a == ncclInProgress && mono() < until)
     sleep_ms(5);
   return a;
@@ -164,7 +165,7 @@ void case_FT_01(case_ctx_t *ctx)
  * decides). True when it failed. */
 static bool ft_wait_failure(n4c_comm_t *comm, struct ft_env *e, double secs)
 {
-  double until = mono() + secs;
+  double until = mono() + secs * case_slowdown();
   while (mono() < until) {
     ncclResult_t a = ncclSuccess;
     if (n4c_comm_get_async_error(comm, &a) == N4C_OK && a != ncclSuccess && a != ncclInProgress)
@@ -198,7 +199,9 @@ static void ft_scenario(case_ctx_t *ctx, bool grow)
   snprintf(fault, sizeof fault, "%d:2", victim);
   ncclsimParamSet("FAULT", fault);
   ncclsimParamSet("TRACE_RING", "0");
-  ncclsimParamSet("TIMEOUT", "10");
+  char timeout[32];
+  snprintf(timeout, sizeof timeout, "%d", 10 * case_slowdown());
+  ncclsimParamSet("TIMEOUT", timeout);
 #endif
   n4c_status_t st = ctx_comm_init(ctx, &comm);
   bool met = ctx_barrier(ctx);
@@ -222,10 +225,11 @@ static void ft_scenario(case_ctx_t *ctx, bool grow)
   if (!dead) {
     bool seen = ft_wait_failure(comm, &e, 30);
 #ifdef NCCLSIM
-    if (!CASE_EXPECT(ctx, seen, "the survivor saw no failure of its allreduce within 30 s (NCCLSIM_TIMEOUT 10)"))
+    if (!CASE_EXPECT(ctx, seen, "the survivor saw no failure of its allreduce within %d s (NCCLSIM_TIMEOUT %d)",
+                     30 * case_slowdown(), 10 * case_slowdown()))
       goto out;
 #else
-    ctx_note(ctx, "the survivor's allreduce %s within 30 s", seen ? "failed" : "hung");
+    ctx_note(ctx, "the survivor's allreduce %s within %d s", seen ? "failed" : "hung", 30 * case_slowdown());
 #endif
     if (!ft_revoke(ctx, comm))
       goto out;
@@ -329,10 +333,11 @@ void case_FT_04(case_ctx_t *ctx)
     if (!ft_revoke(ctx, comm))
       return;
     /* Revoke stopped it: the stream drains. */
-    double until = mono() + 30;
+    double until = mono() + 30 * case_slowdown();
     while ((q = cudaStreamQuery(e.stream)) == cudaErrorNotReady && mono() < until)
       sleep_ms(5);
-    CASE_CHECK(ctx, q != cudaErrorNotReady, "30 s after revoke the allreduce is still in flight");
+    CASE_CHECK(ctx, q != cudaErrorNotReady, "%d s after revoke the allreduce is still in flight",
+               30 * case_slowdown());
     ctx_note(ctx, "the revoked allreduce's stream ended with %s", cudaGetErrorName(q));
   }
   if (!ctx_barrier(ctx))

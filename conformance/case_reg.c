@@ -173,7 +173,7 @@ void case_REG_06(case_ctx_t *ctx)
   n4c_window_t *win = NULL;
   ncclResult_t async = ncclInProgress;
   void *mem = rma_mem(ctx, 4096);
-  time_t until = time(NULL) + 60;
+  time_t until = time(NULL) + 60 * case_slowdown();
 
   CASE_CHECK(ctx, mem, "no memory");
   config.blocking = 0;

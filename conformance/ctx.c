@@ -110,6 +110,17 @@ bool case_sim_hosts(void)
 #endif
 }
 
+int case_slowdown(void)
+{
+  const char *e = getenv("N4C_SLOWDOWN");
+  char *end;
+  long v = e ? strtol(e, &end, 10) : 0;
+
+  if (e && *e && *end == '\0' && v >= 1 && v <= 1000)
+    return (int)v;
+  return N4C_SLOWDOWN;
+}
+
 bool case_skip_not_across_hosts(case_ctx_t *ctx, bool from_nccl4c)
 {
 #ifdef NCCLSIM

@@ -24,7 +24,8 @@ static const char usage[] =
   "  -n NRANKS       ranks, as threads of one process (default 4);\n"
   "                  rank r uses device r mod the device count\n"
   "  --filter GLOBS  only the cases whose ID matches one of the globs\n"
-  "  --timeout SEC   a case running longer fails (default 60)\n"
+  "  --timeout SEC   a case running longer fails (default 60 x N4C_SLOWDOWN,\n"
+  "                  the build's slowdown: from the environment, else configure)\n"
   "  --json FILE     also write a JSON report\n"
   "  --junit FILE    also write a JUnit XML report (one testcase per case)\n"
   "  --procs N       ranks as N processes, one rank each, forked by the runner\n"
@@ -85,7 +86,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
   memset(o, 0, sizeof *o);
   o->nranks = 4;
-  o->timeout = 60;
+  o->timeout = 60 * case_slowdown();
   while ((ch = getopt_long(argc, argv, "n:vh", longopts, NULL)) != -1) {
     switch (ch) {
     case 'n': o->nranks = parse_int(optarg, "-n", 1, MAX_RANKS); nranks_given = true; break;

@@ -19,5 +19,5 @@ json="--json conformance/report-mpi$n.json"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-exec mpirun -np "$n" ./conformance/n4c-conformance --mpi --timeout 300 $json \
+exec mpirun -np "$n" ./conformance/n4c-conformance --mpi --timeout $((300 * ${N4C_SLOWDOWN:-1})) $json \
   --junit conformance/report-mpi$n.xml
