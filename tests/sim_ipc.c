@@ -35,6 +35,7 @@ typedef struct {
   cudaIpcEventHandle_t event;
   void *ptr; /* what the exporter sees */
   _Atomic int step;
+  _Atomic int go; /* test_event_across_processes: the child's stream may run */
   _Atomic int child_ran;
   char why[512]; /* a child's failure */
 } shared_box;
@@ -337,6 +338,33 @@ static int open_main(const char *mode, const char *kind, const char *hex) {
   return e == cudaErrorMapBufferObjectFailed ? 0 : 1;
 }
 
+/* The exec'd side of test_other_jobs' last case: a process that shares
+ * nothing exports memory and an event, and prints their handles. */
+static int export_main(void) {
+  void *a;
+  cudaEvent_t e;
+  cudaIpcMemHandle_t mh;
+  cudaIpcEventHandle_t eh;
+  if (cudaMalloc(&a, 64) != cudaSuccess || cudaIpcGetMemHandle(&mh, a) != cudaSuccess) return 2;
+  if (cudaEventCreateWithFlags(&e, cudaEventInterprocess | cudaEventDisableTiming) != cudaSuccess ||
+      cudaIpcGetEventHandle(&eh, e) != cudaSuccess)
+    return 3;
+  char hex[2 * CUDA_IPC_HANDLE_SIZE + 1];
+  to_hex(&mh, sizeof mh, hex);
+  printf("%s\n", hex);
+  to_hex(&eh, sizeof eh, hex);
+  printf("%s\n", hex);
+  return 0;
+}
+
+static void from_hex(const char *hex, void *out, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned v;
+    assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+    ((unsigned char *)out)[i] = (unsigned char)v;
+  }
+}
+
 /* A handle reaches only processes of its own job: elsewhere its address
  * means nothing (or another job's memory), and nothing is read. */
 static void test_other_jobs(void **state) {
@@ -355,13 +383,52 @@ static void test_other_jobs(void **state) {
   exec_open("job", "event", &eh, "another ncclsim job");
   assert_int_equal(cudaEventDestroy(e), cudaSuccess);
   assert_int_equal(cudaFree(a), cudaSuccess);
+  /* The other way: handles from a process that shares nothing. */
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
+  pid_t p = fork();
+  if (p == 0) {
+    dup2(fd[1], 1);
+    execl(self_exe, self_exe, "--export", (char *)NULL);
+    _exit(127);
+  }
+  close(fd[1]);
+  char out[512];
+  size_t got = 0;
+  ssize_t k;
+  while (got + 1 < sizeof out && (k = read(fd[0], out + got, sizeof out - 1 - got)) > 0) got += (size_t)k;
+  out[got] = '\0';
+  close(fd[0]);
+  int st;
+  assert_int_equal(waitpid(p, &st, 0), p);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_true(got >= 2 * (2 * CUDA_IPC_HANDLE_SIZE + 1));
+  from_hex(out, &mh, sizeof mh);
+  from_hex(out + 2 * CUDA_IPC_HANDLE_SIZE + 1, &eh, sizeof eh);
+  void *ptr = NULL;
+  assert_int_equal(cudaIpcOpenMemHandle(&ptr, mh, 0), cudaErrorMapBufferObjectFailed);
+  warned("a process that shares nothing");
+  assert_null(ptr);
+  cudaEvent_t ev = NULL;
+  assert_int_equal(cudaIpcOpenEventHandle(&ev, eh), cudaErrorMapBufferObjectFailed);
+  assert_null(ev);
+  (void)cudaGetLastError();
 }
 
 /* ------------------------------------------------------------- events */
 
-static void wait_for_step_1(void *arg) {
+/* Holds the child's stream until the parent says go (up to 60 s: the
+ * parent's progress, not a timing). */
+static void wait_for_go(void *arg) {
   (void)arg;
-  if (wait_step(1)) atomic_store(&box->child_ran, 1);
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (!atomic_load(&box->go)) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (t.tv_sec - t0.tv_sec > 60) return;
+    sched_yield();
+  }
+  atomic_store(&box->child_ran, 1);
 }
 
 static void record_imported(void) {
@@ -370,11 +437,11 @@ static void record_imported(void) {
   CHILD_CHECK(err == cudaSuccess, "open: %s: %s", cudaGetErrorName(err), sim_last_warning());
   cudaStream_t s;
   CHILD_CHECK(cudaStreamCreate(&s) == cudaSuccess, "stream");
-  CHILD_CHECK(cudaLaunchHostFunc(s, wait_for_step_1, NULL) == cudaSuccess, "host function");
+  CHILD_CHECK(cudaLaunchHostFunc(s, wait_for_go, NULL) == cudaSuccess, "host function");
   CHILD_CHECK(cudaEventRecord(e, s) == cudaSuccess, "record");
   float ms;
   CHILD_CHECK(cudaEventElapsedTime(&ms, e, e) == cudaErrorInvalidResourceHandle, "an imported event times nothing");
-  atomic_store(&box->step, 10); /* recorded (the parent moves step to 1 next) */
+  atomic_store(&box->step, 1); /* recorded, held until the parent says go */
   CHILD_CHECK(cudaEventSynchronize(e) == cudaSuccess, "synchronize");
   CHILD_CHECK(atomic_load(&box->child_ran) == 1, "the record completed before the work before it");
   CHILD_CHECK(cudaEventDestroy(e) == cudaSuccess, "destroy");
@@ -391,16 +458,10 @@ static void test_event_across_processes(void **state) {
   assert_int_equal(cudaEventCreateWithFlags(&e, cudaEventInterprocess | cudaEventDisableTiming), cudaSuccess);
   assert_int_equal(cudaIpcGetEventHandle(&box->event, e), cudaSuccess);
   atomic_store(&box->step, 0);
+  atomic_store(&box->go, 0);
   atomic_store(&box->child_ran, 0);
   pid_t pid = start_child(record_imported);
-  /* step 10: recorded, held behind the child's host function. */
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  while (atomic_load(&box->step) != 10) {
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    assert_true(t.tv_sec - t0.tv_sec < 60);
-    sched_yield();
-  }
+  assert_true(wait_step(1)); /* recorded, held behind the child's host function */
   assert_int_equal(cudaEventQuery(e), cudaErrorNotReady);
   cudaStream_t s;
   _Atomic int after = 0;
@@ -408,7 +469,7 @@ static void test_event_across_processes(void **state) {
   assert_int_equal(cudaStreamWaitEvent(s, e, 0), cudaSuccess);
   assert_int_equal(cudaLaunchHostFunc(s, set_flag, (void *)&after), cudaSuccess);
   assert_int_equal(atomic_load(&after), 0);
-  atomic_store(&box->step, 1);
+  atomic_store(&box->go, 1);
   assert_int_equal(cudaEventSynchronize(e), cudaSuccess);
   assert_int_equal(atomic_load(&box->child_ran), 1);
   assert_int_equal(cudaEventQuery(e), cudaSuccess);
@@ -622,6 +683,11 @@ int main(int argc, char **argv) {
     return open_main(argv[2], argv[3], argv[4]);
   }
   if (argc == 4 && !strcmp(argv[1], "--job")) return job_main(atoi(argv[2]), argv[3]);
+  if (argc == 2 && !strcmp(argv[1], "--export")) {
+    unsetenv("NCCLSIM_PROCESSES");
+    unsetenv("NCCLSIM_JOB");
+    return export_main();
+  }
   /* A modest reservation: sanitizer runtimes shadow what is mapped. */
   setenv("NCCLSIM_SHM_SIZE", "2147483648", 0);
   if (ncclsimProcessesInit() != ncclSuccess) {
