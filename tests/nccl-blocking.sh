@@ -11,8 +11,9 @@
 # Each run takes 6 to 12 s: the programs' rank 1 waits that long on
 # purpose. Run from the top build directory.
 # The programs' rank 1 comes 6 to 10 s late on purpose: the deadline must
-# be longer than that (the test harness sets 10 s).
-NCCLSIM_TIMEOUT=60
+# be longer than that (the test harness sets 10 s), 60 s times the build's
+# slowdown (N4C_SLOWDOWN).
+NCCLSIM_TIMEOUT=$((60 * ${N4C_SLOWDOWN:-1}))
 export NCCLSIM_TIMEOUT
 status=0
 run() { # NAME EXPECTED-SUBSTRING COMMAND...

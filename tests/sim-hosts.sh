@@ -33,8 +33,11 @@
 #            at once; h0 receives the last two a second later
 #   gin      h1's communicators have GIN type NONE: a device communicator
 #            that needs GIN fails on every rank of both hosts
-# Run from the top build directory.
+# Run from the top build directory. The deadlines (NCCLSIM_TIMEOUT where it
+# must not expire, each process's time limit) are multiplied by the build's
+# slowdown, N4C_SLOWDOWN (make check exports it).
 set -u
+slow=${N4C_SLOWDOWN:-1}
 dir=tests/sim-hosts.d
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 prog=./tests/hosts_rank
@@ -55,7 +58,7 @@ run_case() {
   for spec in "$@"; do
     set -- $spec
     NCCLSIM_JOB="sim-hosts-$$-$name" NCCLSIM_HOST_ID=$1 NCCLSIM_TIMEOUT=$t \
-      ${N4C_TEST_WRAPPER:-} timeout 120 "$prog" "$mode" "$n" "$2" "$3" "$dir/$name.id" \
+      ${N4C_TEST_WRAPPER:-} timeout $((120 * slow)) "$prog" "$mode" "$n" "$2" "$3" "$dir/$name.id" \
       >"$dir/$name.$i.log" 2>&1 &
     pids="$pids $!"
     i=$((i + 1))
@@ -75,8 +78,8 @@ run_case() {
 # same host completes looks to it like a race. Under it, one process a host.
 tsan=no
 ldd sim/.libs/libncclsim.so 2>/dev/null | grep -q libtsan && tsan=yes
-test $tsan = yes || HOSTS_RANK_HOSTS=2 run_case ring ring 8 30 "h0 0 2" "h0 2 2" "h1 4 2" "h1 6 2"
-HOSTS_RANK_HOSTS=2 run_case ring1 ring 6 30 "h0 0 3" "h1 3 3"
+test $tsan = yes || HOSTS_RANK_HOSTS=2 run_case ring ring 8 $((30 * slow)) "h0 0 2" "h0 2 2" "h1 4 2" "h1 6 2"
+HOSTS_RANK_HOSTS=2 run_case ring1 ring 6 $((30 * slow)) "h0 0 3" "h1 3 3"
 run_case badkey badkey 2 3 "h0 0 1" "h1 1 1"
 run_case missing missing 3 2 "h0 0 1" "h1 1 1"
 grep -q "rank(s) \[2\]" "$dir"/missing.*.log || { echo "FAIL: missing: no log names rank 2"; cat "$dir"/missing.*.log; fails=$((fails + 1)); }
@@ -86,10 +89,10 @@ run_case twice twice 2 60 "h0 0 1" "h1 1 1"
 # host died while its endpoints' wireup was still in flight (sim/net/ucx.c,
 # sim_ucx_connect); this script then failed 5 times in 6.
 for k in 0 1 2 3 4 5 6 7 8 9; do
-  run_case die$k die 4 30 "h0 0 2" "h1 2 2"
-  run_case diesig$k diesig 4 30 "h0 0 2" "h1 2 2"
+  run_case die$k die 4 $((30 * slow)) "h0 0 2" "h1 2 2"
+  run_case diesig$k diesig 4 $((30 * slow)) "h0 0 2" "h1 2 2"
 done
-run_case sendexit sendexit 2 30 "h0 0 1" "h1 1 1"
-HOSTS_RANK_HOSTS=2 run_case gin gin 4 30 "h0 0 2" "h1 2 2"
+run_case sendexit sendexit 2 $((30 * slow)) "h0 0 1" "h1 1 1"
+HOSTS_RANK_HOSTS=2 run_case gin gin 4 $((30 * slow)) "h0 0 2" "h1 2 2"
 test "$fails" = 0 || exit 1
 rm -rf "$dir"

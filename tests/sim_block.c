@@ -30,6 +30,7 @@
 
 #include "capture.h"
 #include "sim_ranks.h"
+#include "slow.h"
 
 static double now(void) {
   struct timespec ts;
@@ -44,9 +45,11 @@ static void sleep_ms(int ms) {
 
 static bool said(ncclComm_t comm, const char *text) { return strstr(ncclGetLastError(comm), text) != NULL; }
 
+/* The timeout in force unless a test sets its own: 60 s times the build's
+ * slowdown, as are the bounds that tell "at once" from "at the timeout". */
 static int setup(void **state) {
   (void)state;
-  ncclsimParamSet("TIMEOUT", "60");
+  ncclsimParamSet("TIMEOUT", scaled_str(60).s);
   return 0;
 }
 
@@ -75,7 +78,7 @@ static void test_single_thread_no_group(void **state) {
   cudaSetDevice(0);
   double t0 = now();
   assert_int_equal(ncclSend(b[0], 4, ncclInt32, 1, comms[0], 0), ncclInvalidUsage);
-  assert_true(now() - t0 < 10.0); /* at once, not at the 60 s timeout */
+  assert_true(now() - t0 < scaled(10)); /* at once, not at the timeout */
   const char *msg = ncclGetLastError(comms[0]);
   print_message("%s\n", msg);
   assert_non_null(strstr(msg, "rank 0's first ncclSend to rank 1 waits for rank 1 to connect"));
@@ -131,8 +134,10 @@ typedef struct {
   double blocked; /* seconds rank 0's first call took */
 } late_arg;
 
-/* Rank 1 comes late (it sleeps, then sets peer_called right before its
- * first call); rank 0's first call returns only after that. */
+/* Rank 1 comes late (it sleeps 300 ms times the build's slowdown, then sets
+ * peer_called right before its first call); rank 0's first call returns
+ * only after that, or (expect_blocked 0) before it, which it must do within
+ * rank 1's head start. */
 static void late_fn(rank_ctx *c) {
   late_arg *a = c->arg;
   int *b;
@@ -141,7 +146,7 @@ static void late_fn(rank_ctx *c) {
   assert_int_equal(cudaMalloc((void **)&b, 64), cudaSuccess);
   ncclWaitSignalDesc_t d = {1, 1, 0, 0}; /* rank 0 waits for one signal from rank 1 */
   if (c->rank == 1) {
-    sleep_ms(300);
+    sleep_ms(300 * slowdown());
     atomic_store(&a->peer_called, 1);
   }
   double t0 = now();
@@ -199,20 +204,20 @@ static void never_fn(rank_ctx *c) {
     assert_non_null(strstr(msg, "rank(s) [1] still had not"));
     assert_non_null(strstr(msg, "NCCL connects a point-to-point link at its first use"));
     assert_int_equal(ncclSend(b, 4, ncclInt32, 1, c->comm, 0), ncclTimeout); /* still not */
-    ncclsimParamSet("TIMEOUT", "60");
+    ncclsimParamSet("TIMEOUT", scaled_str(60).s);
     atomic_store(&never_done, 1);
   } else {
     /* Running, so no deadlock can be claimed: only the timeout. Until rank
      * 0 is done: a fixed sleep ended first on a loaded machine, and rank
      * 0's second send then met a destroyed peer (ncclRemoteError). */
-    for (int i = 0; i < 6000 && !atomic_load(&never_done); i++) sleep_ms(10);
+    for (int i = 0; i < 6000 * slowdown() && !atomic_load(&never_done); i++) sleep_ms(10);
   }
   cudaFree(b);
 }
 
 static void test_timeout_names_rule(void **state) {
   atomic_store(&never_done, 0);
-  ncclsimParamSet("TIMEOUT", "60");
+  ncclsimParamSet("TIMEOUT", scaled_str(60).s);
   assert_int_equal(run_ranks(2, never_fn, NULL), 0);
 }
 
@@ -260,7 +265,7 @@ static void test_cycle_of_threads(void **state) {
   pthread_barrier_destroy(&bar);
   double took = now() - t0;
   for (int i = 0; i < 2; i++) print_message("thread %d (%d, %.2f s): %s\n", i, a[i].res, took, a[i].msg);
-  assert_true(took < 20.0);
+  assert_true(took < scaled(20)); /* at once, not at the timeout */
   for (int i = 0; i < 2; i++) {
     assert_int_equal(a[i].res, ncclInvalidUsage);
     assert_non_null(strstr(a[i].msg, "itself blocked in"));
@@ -294,7 +299,7 @@ static void depth_fn(rank_ctx *c) {
       atomic_fetch_add(&a->enqueued, 1);
     }
   } else {
-    sleep_ms(300);
+    sleep_ms(300 * slowdown()); /* rank 0 fills its stream meanwhile */
     a->before_peer = atomic_load(&a->enqueued);
     atomic_store(&a->peer_started, 1);
     for (int i = 0; i < N; i++) assert_int_equal(ncclSend(b, 1, ncclInt32, 0, c->comm, 0), ncclSuccess);
@@ -346,7 +351,7 @@ static void rma_depth_fn(rank_ctx *c) {
       atomic_fetch_add(&a->enqueued, 1);
     }
   } else {
-    sleep_ms(300);
+    sleep_ms(300 * slowdown()); /* rank 0 fills its stream meanwhile */
     a->before_peer = atomic_load(&a->enqueued);
     int n = strcmp(a->what, "wait") ? 1 : 1 + N; /* what rank 0 waits for */
     for (int i = 0; i < n; i++) assert_int_equal(ncclSignal(peer, 0, 0, 0, c->comm, 0), ncclSuccess);
@@ -399,7 +404,7 @@ static void test_stream_depth_single_thread(void **state) {
   for (i = 0; i < 10 && res == ncclSuccess; i++) res = ncclRecv(b[0], 1, ncclInt32, 1, comms[0], 0);
   assert_int_equal(res, ncclInvalidUsage);
   assert_int_equal(i, 5); /* 4 in, the 5th refused */
-  assert_true(now() - t0 < 10.0);
+  assert_true(now() - t0 < scaled(10)); /* at once, not at the timeout */
   const char *msg = ncclGetLastError(comms[0]);
   print_message("%s\n", msg);
   assert_non_null(strstr(msg, "NCCLSIM_STREAM_DEPTH=4"));
@@ -457,7 +462,8 @@ static void connect_rma(rank_ctx *c, cudaStream_t s) {
 typedef struct {
   pthread_barrier_t bar;
   int order;               /* NCCLSIM_COMM_ORDER of the run */
-  cudaError_t behind;      /* rank 0's second stream, 100 ms after its signal */
+  cudaError_t behind;      /* rank 0's second stream after its signal: 100 ms after with the order on,
+                            * once done (or after 60 s times the slowdown) with it off */
 } order_arg;
 
 /* Rank 0 waits on stream A for a signal rank 1 sends only later, then
@@ -474,8 +480,13 @@ static void order_fn(rank_ctx *c) {
   if (c->rank == 0) {
     assert_int_equal(ncclWaitSignal(1, &d, c->comm, sa), ncclSuccess);
     assert_int_equal(ncclSignal(peer, 0, 0, 0, c->comm, sb), ncclSuccess);
-    sleep_ms(100);
-    a->behind = cudaStreamQuery(sb);
+    if (a->order) { /* it cannot run before rank 1 signals, after the barrier */
+      sleep_ms(100);
+      a->behind = cudaStreamQuery(sb);
+    } else { /* it runs at once, however loaded the machine: wait for it */
+      for (int i = 0; i < 6000 * slowdown() && (a->behind = cudaStreamQuery(sb)) == cudaErrorNotReady; i++)
+        sleep_ms(10);
+    }
   }
   pthread_barrier_wait(&a->bar);
   if (c->rank == 1) {
@@ -494,6 +505,7 @@ static void test_comm_order_across_streams(void **state) {
   assert_int_equal(run_ranks(2, order_fn, &a), 0);
   assert_int_equal(a.behind, cudaErrorNotReady);
   /* Switched off, the signal runs at once on its own stream. */
+  a.order = 0;
   ncclsimParamSet("COMM_ORDER", "0");
   assert_int_equal(run_ranks(2, order_fn, &a), 0);
   assert_int_equal(a.behind, cudaSuccess);
@@ -562,7 +574,7 @@ static void group_streams_fn(rank_ctx *c) {
 }
 
 static void test_comm_order_group_is_one_launch(void **state) {
-  ncclsimParamSet("TIMEOUT", "5");
+  ncclsimParamSet("TIMEOUT", scaled_str(5).s); /* a wait for each other would end there */
   assert_int_equal(run_ranks(2, group_streams_fn, NULL), 0);
 }
 

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "capture.h"
+#include "slow.h"
 #include "sim_ranks.h"
 
 enum { N = 3, COUNT = 64 };
@@ -79,7 +80,7 @@ static void mismatch_body(rank_ctx *c) {
   double t0 = now();
   assert_int_not_equal(cudaStreamSynchronize(0), cudaSuccess);
   if (!strcmp(m->what, "order")) assert_int_not_equal(cudaStreamSynchronize(s2), cudaSuccess);
-  assert_true(now() - t0 < 60.0); /* detected at once, not by the 120 s timeout */
+  assert_true(now() - t0 < scaled(60)); /* detected at once, not by the timeout */
   cudaStreamDestroy(s2);
   ncclResult_t ae = ncclSuccess;
   assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
@@ -108,7 +109,7 @@ static void test_mismatch(void **state) {
       {"large, small", {"ranks 0-1 ncclAllReduce(count=64, ncclFloat32, sum)", "rank 2 ncclAllReduce(count=2, ncclFloat32, sum)"}},
       {"small kind", {"ranks 0-1 ncclAllReduce(count=2, ncclFloat32, sum)", "rank 2 ncclBroadcast(count=2, ncclFloat32, root=0)"}},
   };
-  ncclsimParamSet("TIMEOUT", "120");
+  ncclsimParamSet("TIMEOUT", scaled_str(120).s);
   /* Small allreduces in the 3-rank communicators on any machine (auto is
    * the CPU count): every mismatch above also crosses small.c's parts. */
   ncclsimParamSet("SMALL_RANKS", "8");
@@ -135,7 +136,7 @@ static void many_body(rank_ctx *c) {
 }
 
 static void test_mismatch_many_ranks(void **state) {
-  ncclsimParamSet("TIMEOUT", "120"); /* a mismatch, never a timeout, on a loaded machine */
+  ncclsimParamSet("TIMEOUT", scaled_str(120).s); /* a mismatch, never a timeout, on a loaded machine */
   assert_int_equal(run_ranks(8, many_body, NULL), 0);
   ncclsimParamSet("TIMEOUT", NULL);
 }
@@ -162,7 +163,7 @@ static void timeout_body(rank_ctx *c) {
   if (c->rank == N - 1) {
     /* Late for sure: only once every other rank has timed out and left
      * (bounded, so a bug here cannot hang the test). */
-    for (int i = 0; i < 30000 && atomic_load(&timed_out) < N - 1; i++) {
+    for (int i = 0; i < 30000 * slowdown() && atomic_load(&timed_out) < N - 1; i++) {
       struct timespec ms = {0, 1000 * 1000};
       nanosleep(&ms, NULL);
     }
@@ -180,7 +181,7 @@ static void timeout_body(rank_ctx *c) {
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorTimeout);
   double dt = now() - t0;
   atomic_fetch_add(&timed_out, 1);
-  assert_true(dt >= 0.25 && dt < 60.0); /* not the 120 s of init */
+  assert_true(dt >= 0.25 && dt < scaled(60)); /* not the timeout of init */
   ncclResult_t ae;
   assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
   assert_int_equal(ae, ncclTimeout);
@@ -192,7 +193,7 @@ static void timeout_body(rank_ctx *c) {
 
 static void test_timeout(void **state) {
   atomic_store(&timed_out, 0);
-  ncclsimParamSet("TIMEOUT", "120"); /* for init; the ranks then set 0.3 */
+  ncclsimParamSet("TIMEOUT", scaled_str(120).s); /* for init; the ranks then set 0.3 */
   assert_int_equal(run_ranks(N, timeout_body, NULL), 0);
   ncclsimParamSet("TIMEOUT", NULL);
 }
@@ -259,7 +260,7 @@ static void test_seq_of_dropped_calls(void **state) {
   cudaStream_t st[R], dead;
   float *b[R];
   assert_int_equal(ncclCommInitAll(comms, R, NULL), ncclSuccess);
-  ncclsimParamSet("TIMEOUT", "5");
+  ncclsimParamSet("TIMEOUT", scaled_str(5).s); /* the bug's allreduces waited until then */
   for (int r = 0; r < R; r++) {
     cudaSetDevice(r);
     assert_int_equal(cudaStreamCreate(&st[r]), cudaSuccess);

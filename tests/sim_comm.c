@@ -22,6 +22,7 @@
 #include "comm/comm.h"
 #include "sim_ranks.h"
 #include "sim_comms.h"
+#include "slow.h"
 #include <nccl_device.h> /* ncclCommQueryProperties */
 
 enum { MAXR = 8 };
@@ -237,7 +238,7 @@ static void test_nonblocking_init_timeout(void **state) {
   ncclsimParamSet("TIMEOUT", "0.2");
   assert_int_equal(ncclCommInitRankConfig(&comm, 2, id, 0, &config), ncclInProgress);
   ncclResult_t ae = ncclInProgress;
-  for (int i = 0; i < 20000 && ae == ncclInProgress; i++) {
+  for (int i = 0; i < 20000 * slowdown() && ae == ncclInProgress; i++) {
     assert_int_equal(ncclCommGetAsyncError(comm, &ae), ncclSuccess);
     if (ae == ncclInProgress) pause_ms(1);
   }
@@ -569,7 +570,7 @@ static void *split_thread(void *p) {
 static void test_split_revoked_parent(void **state) {
   ncclComm_t comms[2];
   init_all(comms, 2);
-  assert_int_equal(ncclsimParamSet("TIMEOUT", "60"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("TIMEOUT", scaled_str(60).s), ncclSuccess);
   assert_int_equal(ncclCommRevoke(comms[1], 1), ncclInvalidArgument);
   assert_true(has(last_warning(), "revokeFlags is 1"));
   split_arg a = {comms[0], NULL, ncclSuccess, ""};
@@ -602,7 +603,7 @@ static void test_split_revoked_parent(void **state) {
 static void test_split_peer_aborted(void **state) {
   ncclComm_t comms[2];
   init_all(comms, 2);
-  assert_int_equal(ncclsimParamSet("TIMEOUT", "60"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("TIMEOUT", scaled_str(60).s), ncclSuccess);
   split_arg a = {comms[0], NULL, ncclSuccess, ""};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, split_thread, &a), 0);

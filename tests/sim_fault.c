@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "sim_ranks.h"
+#include "slow.h"
 
 static double now(void) {
   struct timespec ts;
@@ -30,8 +31,9 @@ static void fault_body(rank_ctx *c) {
   int *b;
   cudaMalloc((void **)&b, 64);
   for (int i = 0; i < 2; i++) {
-    /* The first exchange must succeed, on a loaded machine too: 120 s; the
-     * second, which rank 1 never makes, times out after 0.5 s. */
+    /* The first exchange must succeed, on a loaded machine too: 120 s times
+     * the build's slowdown; the second, which rank 1 never makes, times out
+     * after 0.5 s. */
     if (i == 1) ncclsimParamSet("TIMEOUT", "0.5");
     if (c->rank == 0) ncclSend(b, 16, ncclInt32, 1, c->comm, 0);
     else ncclRecv(b, 16, ncclInt32, 0, c->comm, 0);
@@ -51,7 +53,7 @@ static void test_rank_fault(void **state) {
   fault_out o;
   memset(&o, 0, sizeof o);
   assert_int_equal(ncclsimParamSet("FAULT", "1:2"), ncclSuccess);
-  assert_int_equal(ncclsimParamSet("TIMEOUT", "120"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("TIMEOUT", scaled_str(120).s), ncclSuccess);
   assert_int_equal(run_ranks(2, fault_body, &o), 0);
   ncclsimParamSet("FAULT", NULL);
   ncclsimParamSet("TIMEOUT", NULL);
@@ -59,7 +61,7 @@ static void test_rank_fault(void **state) {
   assert_int_not_equal(o.sync2[1], cudaSuccess);
   assert_int_equal(o.async[0], ncclTimeout); /* the survivor, within the timeout */
   assert_int_equal(o.sync2[0], cudaErrorTimeout);
-  assert_true(o.waited[0] >= 0.4 && o.waited[0] < 60.0);
+  assert_true(o.waited[0] >= 0.4 && o.waited[0] < scaled(60)); /* the 0.5 s timeout, not the first */
 }
 
 static void test_fault_param_validated(void **state) {
@@ -75,7 +77,7 @@ static void test_fault_param_validated(void **state) {
  * that waits for the revoked rank goes on waiting until that peer revokes
  * too. A revoked rank's async error is ncclSuccess once it is quiescent. */
 static void test_revoke_is_local(void **state) {
-  ncclsimParamSet("TIMEOUT", "120");
+  ncclsimParamSet("TIMEOUT", scaled_str(120).s);
   ncclComm_t comms[3];
   assert_int_equal(ncclCommInitAll(comms, 3, NULL), ncclSuccess);
   int *b[3];
@@ -113,7 +115,7 @@ static void test_revoke_is_local(void **state) {
   assert_int_equal(cudaStreamQuery(0), cudaErrorNotReady); /* rank 2 still waits */
   assert_int_equal(ncclCommRevoke(comms[2], 0), ncclSuccess);
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorLaunchFailure);
-  assert_true(now() - t0 < 60.0); /* at once, not at the 120 s timeout */
+  assert_true(now() - t0 < scaled(60)); /* at once, not at the timeout */
   for (int r = 0; r < 3; r++) {
     ncclResult_t ae = ncclInternalError;
     assert_int_equal(ncclCommGetAsyncError(comms[r], &ae), ncclSuccess);
@@ -148,7 +150,7 @@ static void test_abort_inside_group(void **state) {
   assert_int_equal(ncclCommFinalize(comms[0]), ncclInvalidUsage);
   assert_int_equal(ncclCommAbort(comms[0]), ncclSuccess);
   assert_int_equal(ncclGroupEnd(), ncclSuccess);
-  assert_true(now() - t0 < 20.0);
+  assert_true(now() - t0 < scaled(20)); /* it hung */
   assert_int_equal(ncclCommDestroy(comms[1]), ncclSuccess);
   assert_int_equal(ncclMemFree(mem), ncclSuccess);
 }

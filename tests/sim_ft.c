@@ -19,6 +19,7 @@
 #include "sim.h"
 #include "sim_ranks.h"
 #include "sim_comms.h"
+#include "slow.h"
 
 enum { MAXR = 8 };
 
@@ -244,7 +245,7 @@ static void test_grow_timeout(void **state) {
   }
   assert_int_equal(ncclGroupEnd(), ncclTimeout);
   ncclsimParamSet("TIMEOUT", NULL);
-  assert_true(now() - t0 < 30.0);
+  assert_true(now() - t0 < scaled(30));
   for (int r = 0; r < 2; r++) {
     assert_non_null(grown[r]);
     const char *msg = grown[r]->last_error; /* ncclGetLastError gives this thread's last warning first */
@@ -300,7 +301,7 @@ static void test_grow_nonblocking(void **state) {
 static void test_revoke_nonblocking(void **state) {
   ncclComm_t comms[2];
   nb_pair(comms);
-  ncclsimParamSet("TIMEOUT", "120");
+  ncclsimParamSet("TIMEOUT", scaled_str(120).s);
   int *b;
   cudaSetDevice(1);
   cudaMalloc((void **)&b, 64);
@@ -311,7 +312,7 @@ static void test_revoke_nonblocking(void **state) {
   assert_true(r == ncclInProgress || r == ncclSuccess);
   ncclResult_t ae = ncclInProgress;
   double t0 = now();
-  while (ae == ncclInProgress && now() - t0 < 60) assert_int_equal(ncclCommGetAsyncError(comms[1], &ae), ncclSuccess);
+  while (ae == ncclInProgress && now() - t0 < scaled(60)) assert_int_equal(ncclCommGetAsyncError(comms[1], &ae), ncclSuccess);
   assert_int_equal(ae, ncclSuccess);
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorLaunchFailure);
   /* rank 0: a send in this thread's open group, then a revoke in it */
@@ -375,7 +376,7 @@ static void test_shrink_waits_for_dead_rank(void **state) {
     assert_int_not_equal(cudaStreamSynchronize(0), cudaSuccess);
     cudaFree(b[r]);
   }
-  ncclsimParamSet("TIMEOUT", "60");
+  ncclsimParamSet("TIMEOUT", scaled_str(60).s);
   cudaSetDevice(1);
   int wrong[1] = {2}, one[1] = {0};
   assert_int_equal(ncclCommShrink(comms[1], one, 1, &sub[0], NULL, 0), ncclRemoteError);
@@ -383,7 +384,7 @@ static void test_shrink_waits_for_dead_rank(void **state) {
   double t0 = now();
   cudaSetDevice(0);
   assert_int_equal(ncclCommShrink(comms[0], wrong, 1, &sub[0], NULL, NCCL_SHRINK_ABORT), ncclRemoteError);
-  assert_true(now() - t0 < 30.0);
+  assert_true(now() - t0 < scaled(30));
   assert_true(has(ncclGetLastError(comms[0]), "rank 1 was stopped by NCCLSIM_FAULT"));
   /* excluding the dead rank works */
   int dead[1] = {1};
@@ -405,7 +406,7 @@ static void test_shrink_waits_for_dead_rank(void **state) {
 static void test_shrink_abort_flag(void **state) {
   ncclComm_t comms[3], sub[2];
   init_all(comms, 3);
-  ncclsimParamSet("TIMEOUT", "120");
+  ncclsimParamSet("TIMEOUT", scaled_str(120).s);
   int *b[3];
   for (int r = 0; r < 3; r++) {
     cudaSetDevice(r);
@@ -442,7 +443,7 @@ static void test_shrink_abort_flag(void **state) {
   assert_int_equal(cudaStreamQuery(0), cudaErrorNotReady); /* still waiting */
   assert_int_equal(ncclCommRevoke(comms[1], 0), ncclSuccess);
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorLaunchFailure);
-  assert_true(now() - t0 < 60.0);
+  assert_true(now() - t0 < scaled(60));
   check_allreduce(sub, 2);
   /* rank 0 of the parent still takes operations after its ABORT shrink */
   assert_int_equal(ncclGroupStart(), ncclSuccess);
@@ -507,7 +508,7 @@ static void ft_body(rank_ctx *c) {
   assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
   assert_int_not_equal(e, cudaSuccess);
   pthread_barrier_wait(&a->all);
-  if (c->rank == 0) ncclsimParamSet("TIMEOUT", "120");
+  if (c->rank == 0) ncclsimParamSet("TIMEOUT", scaled_str(120).s);
   pthread_barrier_wait(&a->all);
   if (c->rank == 2) { /* as if dead: it takes part in nothing more */
     assert_int_equal(ae, ncclRemoteError);
@@ -516,7 +517,7 @@ static void ft_body(rank_ctx *c) {
     return;
   }
   assert_int_equal(ae, ncclTimeout);
-  assert_true(a->detect[c->rank] < 30.0);
+  assert_true(a->detect[c->rank] < scaled(30));
   assert_int_equal(ncclCommRevoke(c->comm, 0), ncclSuccess);
   assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
   assert_int_equal(ae, ncclSuccess);
@@ -549,7 +550,7 @@ static void test_ft_scenario_threads(void **state) {
   ft_arg a;
   memset(&a, 0, sizeof a);
   pthread_barrier_init(&a.all, NULL, 4);
-  assert_int_equal(ncclsimParamSet("TIMEOUT", "120"), ncclSuccess);
+  assert_int_equal(ncclsimParamSet("TIMEOUT", scaled_str(120).s), ncclSuccess);
   assert_int_equal(ncclsimParamSet("FAULT", "2:2"), ncclSuccess);
   assert_int_equal(run_ranks(4, ft_body, &a), 0);
   ncclsimParamSet("FAULT", NULL);
@@ -771,7 +772,7 @@ static void test_suspend_nonblocking(void **state) {
 static void test_suspend_then_destroy(void **state) {
   ncclComm_t comms[2];
   init_all(comms, 2);
-  ncclsimParamSet("TIMEOUT", "60");
+  ncclsimParamSet("TIMEOUT", scaled_str(60).s);
   assert_int_equal(ncclGroupStart(), ncclSuccess);
   assert_int_equal(ncclCommSuspend(comms[0], NCCL_SUSPEND_MEM), ncclSuccess);
   assert_int_equal(ncclCommDestroy(comms[0]), ncclSuccess); /* its job goes with it */
@@ -779,7 +780,7 @@ static void test_suspend_then_destroy(void **state) {
   double t0 = now();
   assert_int_equal(ncclCommSuspend(comms[1], NCCL_SUSPEND_MEM), ncclRemoteError);
   assert_true(has(last_warning(), "rank 0 was destroyed or aborted"));
-  assert_true(now() - t0 < 30.0);
+  assert_true(now() - t0 < scaled(30));
   assert_int_equal(stat_of(comms[1], ncclStatGpuMemSuspended), 0);
   assert_int_equal(ncclCommDestroy(comms[1]), ncclSuccess);
   nb_pair(comms);

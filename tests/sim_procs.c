@@ -31,6 +31,7 @@
 #include <nccl.h>
 #include <ncclsim.h>
 #include <nccl_device.h> /* ncclGetLsaDevicePointer */
+#include "slow.h"
 
 static char *self_exe;
 
@@ -321,8 +322,8 @@ static void test_arena_allocator(void **state) {
 /* ------------------------------------------------------------- faults */
 
 /* Rank 1 is killed (SIGKILL) while the others are inside an allreduce: they
- * end with ncclRemoteError naming it, long before NCCLSIM_TIMEOUT (60 s),
- * and ncclCommAbort returns. */
+ * end with ncclRemoteError naming it, long before NCCLSIM_TIMEOUT (10 s
+ * times the slowdown, tests/run-test.sh), and ncclCommAbort returns. */
 static void kill_body(int rank, int n) {
   ncclComm_t comm = join(rank, n);
   cudaStream_t s;
@@ -376,7 +377,7 @@ static bool allreduce_ok(int rank, ncclComm_t comm, cudaStream_t s) {
 static void newcomer(int rank, int n) {
   double t0 = now();
   while (!atomic_load(&box->grow_ready)) {
-    CHILD_CHECK(rank, now() - t0 < 60, "no grow id after 60 s");
+    CHILD_CHECK(rank, now() - t0 < scaled(60), "no grow id after %g s", scaled(60));
     usleep(1000);
   }
   ncclComm_t comm;
@@ -466,14 +467,14 @@ static void death_body(int rank, int n) {
     int wrong[1] = {1};
     t0 = now();
     r = ncclCommShrink(comm, wrong, 1, &sub, NULL, NCCL_SHRINK_DEFAULT);
-    CHILD_CHECK(rank, r == ncclRemoteError && now() - t0 < 10.0, "a shrink waiting for rank 2: %d after %.1f s",
+    CHILD_CHECK(rank, r == ncclRemoteError && now() - t0 < scaled(10), "a shrink waiting for rank 2: %d after %.1f s",
                 (int)r, now() - t0);
     const char *msg = ncclGetLastError(comm);
     CHILD_CHECK(rank, strstr(msg, "rank 2 is in a process that exited"), "message: %s", msg);
     atomic_store(&box->ready, 1);
   } else {
     for (t0 = now(); !atomic_load(&box->ready); usleep(1000))
-      CHILD_CHECK(rank, now() - t0 < 60, "rank 0 never finished its wrong shrink");
+      CHILD_CHECK(rank, now() - t0 < scaled(60), "rank 0 never finished its wrong shrink");
   }
   r = ncclCommShrink(comm, dead, 1, &sub, NULL, rank == 0 ? NCCL_SHRINK_ABORT : NCCL_SHRINK_DEFAULT);
   CHILD_CHECK(rank, r == ncclSuccess, "ncclCommShrink: %s: %s", ncclGetErrorString(r), ncclGetLastError(comm));
@@ -490,7 +491,7 @@ static void death_body(int rank, int n) {
 static void test_shrink_after_death(void **state) {
   (void)state;
   assert_int_equal(run_procs(4, death_body), 0);
-  for (int r = 0; r < 2; r++) assert_true(box->took[r] < 10.0); /* the process watch, not NCCLSIM_TIMEOUT */
+  for (int r = 0; r < 2; r++) assert_true(box->took[r] < scaled(10)); /* the process watch, not NCCLSIM_TIMEOUT */
 }
 
 static int count_dev_shm(void) {
@@ -524,18 +525,36 @@ static void test_kill9(void **state) {
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st)) fprintf(stderr, "rank %d: %s\n", r, box->why[r]);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    assert_true(box->took[r] < 10.0); /* noticed by the monitor, not NCCLSIM_TIMEOUT */
+    assert_true(box->took[r] < scaled(10)); /* noticed by the monitor, not NCCLSIM_TIMEOUT */
   }
   assert_int_equal(count_dev_shm(), shm_before); /* nothing left behind */
 }
 
 /* ---------------------------------------------------------- bad input */
 
+/* NCCLSIM_TIMEOUT=seconds (times the slowdown) for the forked ranks of a
+ * test, and back to what it was (run-test.sh's) after. */
+static char *timeout_was;
+static void timeout_env(double seconds) {
+  const char *was = getenv("NCCLSIM_TIMEOUT");
+  timeout_was = was ? strdup(was) : NULL;
+  setenv("NCCLSIM_TIMEOUT", scaled_str(seconds).s, 1);
+  ncclsimParamSet("TIMEOUT", NULL);
+}
+static void timeout_env_back(void) {
+  if (timeout_was) setenv("NCCLSIM_TIMEOUT", timeout_was, 1);
+  else unsetenv("NCCLSIM_TIMEOUT");
+  free(timeout_was);
+  timeout_was = NULL;
+  ncclsimParamSet("TIMEOUT", NULL);
+}
+
 /* Two ranks with different nranks for one id: the second to arrive is
- * refused, and the message names both values. */
+ * refused, and the message names both values. Rank 1 arrives second: 100
+ * ms times the slowdown after rank 0, which waits 2 s times it. */
 static void nranks_body(int rank, int n) {
   (void)n;
-  if (rank == 1) usleep(100 * 1000);
+  if (rank == 1) usleep((useconds_t)(scaled(0.1) * 1e6));
   ncclComm_t comm;
   ncclResult_t r = ncclCommInitRank(&comm, rank == 0 ? 2 : 3, box->id, rank);
   if (rank == 1) {
@@ -549,16 +568,14 @@ static void nranks_body(int rank, int n) {
 
 static void test_nranks_disagree(void **state) {
   (void)state;
-  setenv("NCCLSIM_TIMEOUT", "2", 1);
-  ncclsimParamSet("TIMEOUT", NULL);
+  timeout_env(2);
   assert_int_equal(run_procs(2, nranks_body), 0);
-  unsetenv("NCCLSIM_TIMEOUT");
-  ncclsimParamSet("TIMEOUT", NULL);
+  timeout_env_back();
 }
 
 static void same_rank_body(int rank, int n) {
   (void)n;
-  if (rank == 1) usleep(100 * 1000);
+  if (rank == 1) usleep((useconds_t)(scaled(0.1) * 1e6)); /* second, as in nranks_body */
   ncclComm_t comm;
   ncclResult_t r = ncclCommInitRank(&comm, 3, box->id, 0); /* both claim rank 0 */
   if (rank == 1) {
@@ -569,11 +586,9 @@ static void same_rank_body(int rank, int n) {
 
 static void test_same_rank(void **state) {
   (void)state;
-  setenv("NCCLSIM_TIMEOUT", "2", 1);
-  ncclsimParamSet("TIMEOUT", NULL);
+  timeout_env(2);
   assert_int_equal(run_procs(2, same_rank_body), 0);
-  unsetenv("NCCLSIM_TIMEOUT");
-  ncclsimParamSet("TIMEOUT", NULL);
+  timeout_env_back();
 }
 
 /* An id handed to a process that does not share ncclsim's state (a fresh
@@ -590,6 +605,7 @@ static void exec_join(const char *mode, const char *want) {
   pid_t p = fork();
   if (p == 0) {
     dup2(fd[1], 2);
+    setenv("NCCLSIM_TIMEOUT", scaled_str(30).s, 1); /* what the refusal must not wait out */
     execl(self_exe, self_exe, "--join", mode, hex, (char *)NULL);
     _exit(127);
   }
@@ -605,7 +621,7 @@ static void exec_join(const char *mode, const char *want) {
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(out, want)) fprintf(stderr, "child said: %s\n", out);
   assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   assert_non_null(strstr(out, want));
-  assert_true(now() - t0 < 20.0); /* NCCLSIM_TIMEOUT is 30 s */
+  assert_true(now() - t0 < scaled(20)); /* at once, not at the child's NCCLSIM_TIMEOUT */
 }
 
 static void test_id_from_unshared_process(void **state) {
@@ -669,7 +685,7 @@ static int job_main(int rank, int n, const char *path) {
     if (rename(tmp, path) != 0) return 2;
   } else {
     FILE *f = NULL;
-    for (int i = 0; i < 2000 && !(f = fopen(path, "rb")); i++) usleep(5000);
+    for (int i = 0; i < 2000 * slowdown() && !(f = fopen(path, "rb")); i++) usleep(5000);
     if (!f || fread(&id, sizeof id, 1, f) != 1) return 3;
     fclose(f);
   }
@@ -758,9 +774,9 @@ static void test_job_layouts_differ(void **state) {
 #ifdef HAVE_JANSSON
 static char trace_dir[128];
 
-/* Waits (up to 120 s: a sibling's progress, not a timing) for box->step. */
+/* Waits (up to 120 s times the slowdown) for box->step. */
 static bool step_reached(int want) {
-  for (int i = 0; i < 120000 && atomic_load(&box->step) < want; i++) usleep(1000);
+  for (int i = 0; i < 120000 * slowdown() && atomic_load(&box->step) < want; i++) usleep(1000);
   return atomic_load(&box->step) >= want;
 }
 
@@ -839,7 +855,7 @@ static void test_busy_share_of_dead_process(void **state) {
     sim_proc_register(NULL);
     cudaStream_t s;
     if (cudaStreamCreate(&s) != cudaSuccess || cudaLaunchHostFunc(s, block_forever, NULL) != cudaSuccess) _exit(1);
-    for (int i = 0; i < 5000 && sim_workers_busy() != before + 1; i++) usleep(1000);
+    for (int i = 0; i < 5000 * slowdown() && sim_workers_busy() != before + 1; i++) usleep(1000);
     char c = 1;
     if (write(fd[1], &c, 1) != 1) _exit(1);
     for (;;) pause();
@@ -853,7 +869,7 @@ static void test_busy_share_of_dead_process(void **state) {
   kill(p, SIGKILL);
   assert_int_equal(waitpid(p, &st, 0), p);
   int left = -1;
-  for (int i = 0; i < 5000 && (left = sim_workers_busy()) != before; i++) usleep(1000);
+  for (int i = 0; i < 5000 * slowdown() && (left = sim_workers_busy()) != before; i++) usleep(1000);
   assert_int_equal(left, before);
 }
 

@@ -15,6 +15,7 @@
 
 #include "sim.h"
 #include "sim_ranks.h"
+#include "slow.h"
 #include <nccl_device.h>
 
 static pthread_barrier_t bar;
@@ -880,7 +881,7 @@ static void test_nb_timeouts_out_of_order(void **state) {
   sleep_ms(400); /* the first expires at this poll, the second is still open */
   assert_int_equal(async_error(comms[0]), ncclTimeout);
   ncclResult_t ae = ncclInProgress;
-  for (int i = 0; i < 3000 && !has(comms[0], "waited NCCLSIM_TIMEOUT for rank(s) [1]"); i++) sleep_ms(10);
+  for (int i = 0; i < 3000 * slowdown() && !has(comms[0], "waited NCCLSIM_TIMEOUT for rank(s) [1]"); i++) sleep_ms(10);
   for (int i = 0; i < 300; i++) { /* until the second has expired too */
     ncclCommGetAsyncError(comms[0], &ae);
     sleep_ms(10);

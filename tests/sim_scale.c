@@ -22,6 +22,8 @@
 #include <nccl.h>
 #include <ncclsim.h>
 
+#include "slow.h"
+
 enum { N = 256, COUNT = 256 /* floats per rank: user buffers stay small */ };
 
 /* The budget: simulator memory per rank, beyond user buffers. */
@@ -82,8 +84,8 @@ static void test_cost_per_rank(void **state) {
   assert_int_equal(ncclsimParamSet("DEVICES", "256"), ncclSuccess);
   /* 256 ranks' ring under TSan on a loaded 2-core machine outlasted the
    * 10 s of make check; this test measures memory, and a hang still fails
-   * after 120 s. */
-  assert_int_equal(ncclsimParamSet("TIMEOUT", "120"), ncclSuccess);
+   * after 120 s (times the build's slowdown). */
+  assert_int_equal(ncclsimParamSet("TIMEOUT", scaled_str(120).s), ncclSuccess);
   for (int r = 0; r < N; r++) {
     assert_int_equal(cudaSetDevice(r), cudaSuccess);
     assert_int_equal(cudaMalloc((void **)&sbuf[r], COUNT * sizeof(float)), cudaSuccess);

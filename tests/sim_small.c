@@ -14,13 +14,14 @@
 #include <cmocka.h>
 
 #include "sim_ranks.h"
+#include "slow.h"
 
 enum { N = 3 };
 
 static int setup(void **state) {
   (void)state;
   ncclsimParamSet("SMALL_RANKS", "8");
-  ncclsimParamSet("TIMEOUT", "120"); /* for init on a loaded machine */
+  ncclsimParamSet("TIMEOUT", scaled_str(120).s); /* for init on a loaded machine */
   return 0;
 }
 
@@ -152,7 +153,7 @@ static void timeout_body(rank_ctx *ctx) {
   assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
   ncclsimParamSet("TIMEOUT", "0.3");
   if (ctx->rank == N - 1)
-    for (int i = 0; i < 30000 && atomic_load(&timed_out) < N - 1; i++) {
+    for (int i = 0; i < 30000 * slowdown() && atomic_load(&timed_out) < N - 1; i++) {
       struct timespec ms = {0, 1000 * 1000};
       nanosleep(&ms, NULL);
     }
@@ -178,7 +179,7 @@ static void test_timeout(void **state) {
   (void)state;
   atomic_store(&timed_out, 0);
   assert_int_equal(run_ranks(N, timeout_body, NULL), 0);
-  ncclsimParamSet("TIMEOUT", "120");
+  ncclsimParamSet("TIMEOUT", scaled_str(120).s);
 }
 
 int main(void) {

@@ -1,6 +1,7 @@
 /* tests/sim_stream.c — ncclsim's streams, events and simulated memory. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -11,8 +12,13 @@
 #include <cuda_runtime_api.h>
 #include <ncclsim.h>
 
+/* 20 ms of work, and then as long as `held` is set: a test that must see the
+ * work unfinished holds it until it has looked, however late it looks on a
+ * loaded machine. */
+static _Atomic int held;
 static void slow_append(void *arg) {
   usleep(20000);
+  while (atomic_load(&held)) usleep(1000);
   int *log = arg;
   log[++log[0]] = 1;
 }
@@ -27,9 +33,11 @@ static void test_stream_order_and_async(void **state) {
   cudaStream_t s;
   assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
   int log[4] = {0};
+  atomic_store(&held, 1);
   assert_int_equal(cudaLaunchHostFunc(s, slow_append, log), cudaSuccess);
   assert_int_equal(cudaLaunchHostFunc(s, append2, log), cudaSuccess);
   assert_int_equal(cudaStreamQuery(s), cudaErrorNotReady);
+  atomic_store(&held, 0);
   assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
   assert_int_equal(log[0], 2);
   assert_int_equal(log[1], 1);

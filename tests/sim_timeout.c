@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "sim_ranks.h"
+#include "slow.h"
 
 static double now(void) {
   struct timespec ts;
@@ -31,12 +32,12 @@ static void lonely_recv(rank_ctx *c) {
     cudaFree(b);
     return;
   }
-  ncclsimParamSet("TIMEOUT", "0.3"); /* only now: init had 120 s */
+  ncclsimParamSet("TIMEOUT", "0.3"); /* only now: init had 120 s times the slowdown */
   double t0 = now();
   assert_int_equal(ncclRecv(b, 4, ncclInt32, 0, c->comm, 0), ncclSuccess);
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorTimeout);
   double dt = now() - t0;
-  assert_true(dt >= 0.25 && dt < 60.0);
+  assert_true(dt >= 0.25 && dt < scaled(60)); /* the 0.3 s, not init's */
   ncclResult_t ae;
   assert_int_equal(ncclCommGetAsyncError(c->comm, &ae), ncclSuccess);
   assert_int_equal(ae, ncclTimeout);
@@ -47,7 +48,7 @@ static void lonely_recv(rank_ctx *c) {
 }
 
 static void test_recv_timeout(void **state) {
-  ncclsimParamSet("TIMEOUT", "120");
+  ncclsimParamSet("TIMEOUT", scaled_str(120).s);
   assert_int_equal(run_ranks(2, lonely_recv, NULL), 0);
   ncclsimParamSet("TIMEOUT", NULL);
 }
@@ -106,7 +107,7 @@ static void *aborter(void *p) {
   return NULL;
 }
 static void test_abort_unblocks(void **state) {
-  ncclsimParamSet("TIMEOUT", "120");
+  ncclsimParamSet("TIMEOUT", scaled_str(120).s);
   ncclComm_t comms[2];
   assert_int_equal(ncclCommInitAll(comms, 2, NULL), ncclSuccess);
   int *b, *b1;
@@ -130,7 +131,7 @@ static void test_abort_unblocks(void **state) {
   pthread_create(&th, NULL, aborter, comms[0]);
   assert_int_equal(cudaStreamSynchronize(0), cudaErrorLaunchFailure);
   pthread_join(th, NULL);
-  assert_true(now() - t0 < 60.0); /* not the 120 s timeout */
+  assert_true(now() - t0 < scaled(60)); /* not the timeout */
   assert_int_equal(ncclCommDestroy(comms[1]), ncclSuccess);
   cudaFree(b);
   cudaFree(b1);

@@ -33,6 +33,7 @@
 #include <cmocka.h>
 
 #include "capture.h"
+#include "slow.h"
 #include "sim.h"
 #include <nccl_device.h> /* ncclGinType_t */
 #include <cuda_runtime_api.h>
@@ -709,9 +710,9 @@ static char thread_state(pid_t tid) {
   return p && p[1] == ' ' ? p[2] : '?';
 }
 
-/* Polls for up to 5 s; true once want() holds. */
+/* Polls for up to 5 s times the build's slowdown; true once want() holds. */
 static bool within_5s(bool (*want)(void *), void *arg) {
-  for (int i = 0; i < 5000; i++) {
+  for (int i = 0; i < 5000 * slowdown(); i++) {
     if (want(arg)) return true;
     usleep(1000);
   }
