@@ -11,6 +11,24 @@
  * Devices and the allocation registry (cuda/device.c, cuda/memory.c). */
 int sim_device_count(void);
 int sim_current_device(void);
+/* A kernel's fault, sticky on `device` (kernel/): every later CUDA call
+ * there returns it, as on a GPU whose context the fault lost. The first
+ * stays. sim_cuda_sticky: cudaSuccess, or the device's fault. */
+void sim_cuda_sticky_set(int device, cudaError_t err);
+/* Records err as the calling thread's last CUDA error (cudaGetLastError)
+ * and returns it; cudaSuccess is returned untouched (cuda/device.c). */
+cudaError_t sim_cuda_error(cudaError_t err);
+extern _Atomic int sim_cuda_sticky_any;
+cudaError_t sim_cuda_sticky_slow(int device);
+static inline cudaError_t sim_cuda_sticky(int device) {
+  return atomic_load_explicit(&sim_cuda_sticky_any, memory_order_relaxed) ? sim_cuda_sticky_slow(device)
+                                                                         : cudaSuccess;
+}
+/* A synchronizing call (device, stream or event synchronize, a blocking
+ * copy) tells sim_cuda_synced once the work it waited for has run; the
+ * kernel room registers what to do then (print device printf output). */
+void sim_cuda_sync_hook(void (*fn)(int device));
+void sim_cuda_synced(int device);
 
 typedef enum { SIM_MEM_DEVICE = 1, SIM_MEM_HOST = 2, SIM_MEM_NCCL = 3 } sim_mem_kind;
 typedef struct sim_alloc_info {

@@ -24,6 +24,35 @@ cudaError_t sim_cuda_error(cudaError_t err) {
   return err;
 }
 
+/* A kernel's fault loses a GPU's context: every later call on that device
+ * returns the error (sticky), until the process ends. One flag says
+ * whether any device has one, so the calls that check pay one load. */
+enum { STICKY_MAX = 4096 }; /* sim_device_count()'s bound */
+_Atomic int sim_cuda_sticky_any;
+static _Atomic int sticky[STICKY_MAX];
+
+void sim_cuda_sticky_set(int device, cudaError_t err) {
+  if (device < 0 || device >= STICKY_MAX || err == cudaSuccess) return;
+  int none = cudaSuccess;
+  atomic_compare_exchange_strong(&sticky[device], &none, (int)err); /* the first fault stays */
+  atomic_store(&sim_cuda_sticky_any, 1);
+}
+
+cudaError_t sim_cuda_sticky_slow(int device) {
+  return device >= 0 && device < STICKY_MAX ? (cudaError_t)atomic_load(&sticky[device]) : cudaSuccess;
+}
+
+/* What a synchronizing call does once the device's work it waited for
+ * has run (kernel/printf.c registers the printing of device printf). */
+static void (*synced_hook)(int device);
+
+void sim_cuda_sync_hook(void (*fn)(int device)) { synced_hook = fn; }
+
+void sim_cuda_synced(int device) {
+  void (*fn)(int) = synced_hook;
+  if (fn) fn(device);
+}
+
 SIM_EXPORT cudaError_t cudaGetDeviceCount(int *count) {
   if (!count) return sim_cuda_error(cudaErrorInvalidValue);
   *count = sim_device_count();
@@ -55,35 +84,51 @@ SIM_EXPORT cudaError_t cudaDriverGetVersion(int *v) {
 SIM_EXPORT cudaError_t cudaRuntimeGetVersion(int *v) { return cudaDriverGetVersion(v); }
 
 SIM_EXPORT cudaError_t cudaGetLastError(void) {
+  cudaError_t s = sim_cuda_sticky(current);
+  if (s != cudaSuccess) { /* the device's, so it stays; the thread's record goes */
+    last_error = cudaSuccess;
+    return s;
+  }
   cudaError_t e = last_error;
   last_error = cudaSuccess;
   return e;
 }
 
-SIM_EXPORT cudaError_t cudaPeekAtLastError(void) { return last_error; }
+SIM_EXPORT cudaError_t cudaPeekAtLastError(void) {
+  cudaError_t s = sim_cuda_sticky(current);
+  return s != cudaSuccess ? s : last_error;
+}
 
 #define SIM_CUDA_ERRORS(X)                                                           \
   X(cudaSuccess, "no error")                                                         \
   X(cudaErrorInvalidValue, "invalid argument")                                       \
   X(cudaErrorMemoryAllocation, "out of memory")                                      \
   X(cudaErrorInitializationError, "initialization error")                            \
+  X(cudaErrorInvalidConfiguration, "invalid configuration argument")                 \
+  X(cudaErrorInvalidSymbol, "invalid device symbol")                                 \
   X(cudaErrorInvalidDevicePointer, "invalid device pointer")                         \
   X(cudaErrorInvalidMemcpyDirection, "invalid copy direction for memcpy")            \
+  X(cudaErrorInvalidDeviceFunction, "invalid device function")                       \
   X(cudaErrorNoDevice, "no CUDA-capable device is detected")                         \
   X(cudaErrorInvalidDevice, "invalid device ordinal")                                \
   X(cudaErrorDeviceUninitialized, "invalid device context")                          \
   X(cudaErrorMapBufferObjectFailed, "mapping of buffer object failed")               \
+  X(cudaErrorUnsupportedLimit, "limit is not supported on this architecture")        \
   X(cudaErrorPeerAccessUnsupported, "peer access is not supported between these two devices") \
   X(cudaErrorInvalidResourceHandle, "invalid resource handle")                       \
   X(cudaErrorIllegalState, "the operation cannot be performed in the present state") \
   X(cudaErrorNotReady, "device not ready")                                           \
   X(cudaErrorIllegalAddress, "an illegal memory access was encountered")             \
+  X(cudaErrorLaunchOutOfResources, "too many resources requested for launch")        \
+  X(cudaErrorLaunchTimeout, "the launch timed out and was terminated")              \
   X(cudaErrorPeerAccessAlreadyEnabled, "peer access is already enabled")             \
   X(cudaErrorPeerAccessNotEnabled, "peer access has not been enabled")               \
   X(cudaErrorHostMemoryAlreadyRegistered, "part or all of the requested memory range is already mapped") \
   X(cudaErrorHostMemoryNotRegistered, "pointer does not correspond to a registered memory region") \
+  X(cudaErrorAssert, "device-side assert triggered")                                 \
   X(cudaErrorLaunchFailure, "unspecified launch failure")                            \
   X(cudaErrorNotSupported, "operation not supported")                                \
+  X(cudaErrorCooperativeLaunchTooLarge, "too many blocks in cooperative launch")     \
   X(cudaErrorTimeout, "the operation timed out (ncclsim: NCCLSIM_TIMEOUT expired)")  \
   X(cudaErrorUnknown, "unknown error")
 

@@ -174,6 +174,9 @@ SIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t h) {
   if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
   gen_arg g = {e, atomic_load(&e->recorded)};
   sim_waitq_wait(&e->wq, reached, &g, NULL, UINT64_MAX);
+  sim_cuda_synced(sim_current_device());
+  cudaError_t sticky = sim_cuda_sticky(sim_current_device());
+  if (sticky != cudaSuccess) return sim_cuda_error(sticky);
   sim_mempool_synced(); /* pools release what exceeds their threshold */
   return cudaSuccess;
 }

@@ -36,6 +36,7 @@ static cudaError_t enqueue(void *dst, const void *src, int value, size_t bytes, 
     return sim_cuda_error(cudaErrorInvalidValue);
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
+  if ((err = sim_cuda_sticky(sim_stream_device(s))) != cudaSuccess) return sim_cuda_error(err);
   if (bytes) {
     copy_op *c = sim_calloc(1, sizeof *c);
     if (!c) return sim_cuda_error(cudaErrorMemoryAllocation);
@@ -51,7 +52,11 @@ static cudaError_t enqueue(void *dst, const void *src, int value, size_t bytes, 
       return sim_cuda_error(err);
     }
   }
-  return sync ? sim_cuda_error(sim_stream_drain(s)) : cudaSuccess;
+  if (!sync) return cudaSuccess;
+  err = sim_stream_drain(s);
+  sim_cuda_synced(sim_stream_device(s));
+  if (err == cudaSuccess) err = sim_cuda_sticky(sim_stream_device(s)); /* a kernel before it faulted */
+  return sim_cuda_error(err);
 }
 
 /* A side that the kind calls "device" must be memory the device can

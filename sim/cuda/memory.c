@@ -276,11 +276,15 @@ void sim_mem_each(void (*fn)(const sim_alloc_info *a, void *arg), void *arg) {
 
 SIM_EXPORT cudaError_t cudaMalloc(void **p, size_t size) {
   if (!p) return sim_cuda_error(cudaErrorInvalidValue);
+  cudaError_t sticky = sim_cuda_sticky(sim_current_device());
+  if (sticky != cudaSuccess) return sim_cuda_error(sticky);
   return sim_cuda_error(sim_mem_alloc(p, size, sim_current_device(), SIM_MEM_DEVICE, DEVICE_ALIGN));
 }
 
 SIM_EXPORT cudaError_t cudaFree(void *p) {
   if (!p) return cudaSuccess;
+  cudaError_t sticky = sim_cuda_sticky(sim_current_device());
+  if (sticky != cudaSuccess) return sim_cuda_error(sticky);
   /* cudaMallocAsync's memory goes back to its pool; memory freed in stream
    * order already is a double free (mempool.c says which). */
   sim_alloc_info a;

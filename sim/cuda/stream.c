@@ -543,6 +543,8 @@ SIM_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   if (!s) return sim_cuda_error(err);
   err = sim_stream_drain(s);
   sim_mempool_synced(); /* pools release what exceeds their threshold */
+  sim_cuda_synced(s->device);
+  if (err == cudaSuccess) err = sim_cuda_sticky(s->device); /* a kernel faulted */
   return sim_cuda_error(err);
 }
 
@@ -554,6 +556,7 @@ SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
   sim_mutex_lock(&s->lock);
   bool idle = sim_count_get(&s->completed) == atomic_load(&s->enqueued);
   pthread_mutex_unlock(&s->lock);
+  if ((err = sim_cuda_sticky(s->device)) != cudaSuccess) return sim_cuda_error(err);
   if (!idle) return cudaErrorNotReady;
   return sim_cuda_error((cudaError_t)atomic_exchange(&s->err, cudaSuccess));
 }
@@ -674,8 +677,11 @@ SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t h, cudaHostFn_t fn, void 
 }
 
 SIM_EXPORT cudaError_t cudaDeviceSynchronize(void) {
-  cudaError_t err = device_drain(sim_current_device());
+  int device = sim_current_device();
+  cudaError_t err = device_drain(device);
   sim_mempool_synced();
+  sim_cuda_synced(device);
+  if (err == cudaSuccess) err = sim_cuda_sticky(device); /* a kernel faulted */
   return sim_cuda_error(err);
 }
 

@@ -28,22 +28,30 @@ typedef enum cudaError {
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
   cudaErrorInitializationError = 3,
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorInvalidSymbol = 13,
   cudaErrorInvalidDevicePointer = 17,
   cudaErrorInvalidMemcpyDirection = 21,
+  cudaErrorInvalidDeviceFunction = 98,
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
   cudaErrorDeviceUninitialized = 201,
   cudaErrorMapBufferObjectFailed = 205,
+  cudaErrorUnsupportedLimit = 215,
   cudaErrorPeerAccessUnsupported = 217,
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorIllegalState = 401,
   cudaErrorNotReady = 600,
   cudaErrorIllegalAddress = 700,
+  cudaErrorLaunchOutOfResources = 701,
+  cudaErrorLaunchTimeout = 702,
   cudaErrorPeerAccessAlreadyEnabled = 704,
   cudaErrorPeerAccessNotEnabled = 705,
   cudaErrorHostMemoryAlreadyRegistered = 712,
   cudaErrorHostMemoryNotRegistered = 713,
+  cudaErrorAssert = 710,
   cudaErrorLaunchFailure = 719,
+  cudaErrorCooperativeLaunchTooLarge = 720,
   cudaErrorNotSupported = 801,
   cudaErrorTimeout = 909,
   cudaErrorUnknown = 999
@@ -518,6 +526,178 @@ cudaError_t cudaGetLastError(void);
 cudaError_t cudaPeekAtLastError(void);
 const char *cudaGetErrorString(cudaError_t error);
 const char *cudaGetErrorName(cudaError_t error);
+
+/* ---- Kernels (docs/ncclsim.md, "Kernels") -------------------------------
+ * Kernels built by ncclsim's compiler driver (`pkg-config --variable=nvcc
+ * ncclsim`) run on the CPU: a launch is a stream operation like any other,
+ * and its threads are fibers run by the stream's worker, one block at a
+ * time (a cooperative launch: every block at once). `func` below is a
+ * kernel's address (`(const void *)k`, or `k` itself through the C++
+ * overloads of <cuda_runtime.h>); an address that is no kernel built by
+ * the driver gives cudaErrorInvalidDeviceFunction. Thread-safe: any thread
+ * may launch on any stream. A launch's configuration errors are returned
+ * and kept for cudaGetLastError, as CUDA does; a kernel's faults (a failed
+ * assert, a bad address, __trap, a thread that can never go on) are sticky
+ * on its device: every later call there returns them. */
+
+enum cudaFuncAttribute {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+  cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+  cudaFuncAttributeClusterDimMustBeSet = 10,
+  cudaFuncAttributeRequiredClusterWidth = 11,
+  cudaFuncAttributeRequiredClusterHeight = 12,
+  cudaFuncAttributeRequiredClusterDepth = 13,
+  cudaFuncAttributeNonPortableClusterSizeAllowed = 14,
+  cudaFuncAttributeClusterSchedulingPolicyPreference = 15,
+  cudaFuncAttributeMax
+};
+
+enum cudaFuncCache {
+  cudaFuncCachePreferNone = 0,
+  cudaFuncCachePreferShared = 1,
+  cudaFuncCachePreferL1 = 2,
+  cudaFuncCachePreferEqual = 3
+};
+
+/* What a kernel says of itself (CUDA 13's layout). ncclsim cannot know a
+ * kernel's registers or local memory: numRegs is a nominal 32 (the
+ * occupancy calculators use the same), sharedSizeBytes the __shared__
+ * bytes its last block used (0 before it ran). */
+struct cudaFuncAttributes {
+  size_t sharedSizeBytes;
+  size_t constSizeBytes;
+  size_t localSizeBytes;
+  int maxThreadsPerBlock; /* 1024, or its __launch_bounds__ */
+  int numRegs;
+  int ptxVersion;
+  int binaryVersion;
+  int cacheModeCA;
+  int maxDynamicSharedSizeBytes;
+  int preferredShmemCarveout;
+  int clusterDimMustBeSet;
+  int requiredClusterWidth;
+  int requiredClusterHeight;
+  int requiredClusterDepth;
+  int clusterSchedulingPolicyPreference;
+  int nonPortableClusterSizeAllowed;
+  int reserved[16];
+};
+
+typedef enum cudaLaunchAttributeID {
+  cudaLaunchAttributeIgnore = 0,
+  cudaLaunchAttributeAccessPolicyWindow = 1,
+  cudaLaunchAttributeCooperative = 2,
+  cudaLaunchAttributeSynchronizationPolicy = 3,
+  cudaLaunchAttributeClusterDimension = 4,
+  cudaLaunchAttributeClusterSchedulingPolicyPreference = 5,
+  cudaLaunchAttributeProgrammaticStreamSerialization = 6,
+  cudaLaunchAttributeProgrammaticEvent = 7,
+  cudaLaunchAttributePriority = 8,
+  cudaLaunchAttributeMemSyncDomainMap = 9,
+  cudaLaunchAttributeMemSyncDomain = 10,
+  cudaLaunchAttributePreferredClusterDimension = 11,
+  cudaLaunchAttributeLaunchCompletionEvent = 12,
+  cudaLaunchAttributeDeviceUpdatableKernelNode = 13,
+  cudaLaunchAttributePreferredSharedMemoryCarveout = 14,
+  cudaLaunchAttributeNvlinkUtilCentricScheduling = 16
+} cudaLaunchAttributeID;
+
+/* CUDA's union is 64 bytes; ncclsim names the members it reads. */
+typedef union cudaLaunchAttributeValue {
+  char pad[64];
+  int cooperative;
+  struct {
+    unsigned int x;
+    unsigned int y;
+    unsigned int z;
+  } clusterDim;
+  int priority;
+  unsigned int sharedMemCarveout;
+} cudaLaunchAttributeValue;
+
+typedef struct cudaLaunchAttribute_st {
+  cudaLaunchAttributeID id;
+  char pad[8 - sizeof(cudaLaunchAttributeID)];
+  cudaLaunchAttributeValue val;
+} cudaLaunchAttribute;
+
+typedef struct cudaLaunchConfig_st {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  cudaLaunchAttribute *attrs; /* NULL when numAttrs is 0 */
+  unsigned int numAttrs;
+} cudaLaunchConfig_t;
+
+enum cudaLimit {
+  cudaLimitStackSize = 0x00,
+  cudaLimitPrintfFifoSize = 0x01,
+  cudaLimitMallocHeapSize = 0x02,
+  cudaLimitDevRuntimeSyncDepth = 0x03,
+  cudaLimitDevRuntimePendingLaunchCount = 0x04,
+  cudaLimitMaxL2FetchGranularity = 0x05,
+  cudaLimitPersistingL2CacheSize = 0x06
+};
+
+/* Launches func on gridDim blocks of blockDim threads with sharedMem bytes
+ * of dynamic shared memory, on stream; args holds a pointer to each of the
+ * kernel's arguments, in order (their values are copied at the call).
+ * cudaErrorInvalidValue: a zero dimension, more than 1024 threads a block
+ * (or its __launch_bounds__), blockDim.z over 64, gridDim.y or .z over
+ * 65535, more shared memory than 48 KiB or the kernel's
+ * cudaFuncAttributeMaxDynamicSharedMemorySize, args NULL for a kernel with
+ * parameters; cudaErrorInvalidDeviceFunction: func is no kernel;
+ * cudaErrorInvalidResourceHandle: a destroyed stream (CUDA crashes);
+ * cudaErrorMemoryAllocation. Mirrors CUDA's cudaLaunchKernel. */
+cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                             cudaStream_t stream);
+/* The same, with every block resident at once (grid.sync() works); more
+ * blocks than can be resident (cudaOccupancyMaxActiveBlocksPerMultiprocessor
+ * times 132 multiprocessors) is cudaErrorCooperativeLaunchTooLarge. */
+cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                        size_t sharedMem, cudaStream_t stream);
+/* The configuration's attributes: cooperative, priority, carveout and the
+ * scheduling hints are taken (hints have no effect); a cluster dimension
+ * other than 1x1x1 is cudaErrorNotSupported (ncclsim has no clusters). */
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args);
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func);
+/* cudaFuncAttributeMaxDynamicSharedMemorySize (0 to 232448 less the
+ * kernel's static shared memory) and ...PreferredSharedMemoryCarveout (-1
+ * to 100) are kept; the cluster attributes give cudaErrorNotSupported
+ * unless they ask for no cluster. */
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value);
+cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig);
+/* Blocks of blockSize threads with dynamicSMemSize bytes that an H100
+ * multiprocessor holds: the least of 32, 2048 / blockSize threads,
+ * 65536 / (32 * blockSize) registers and 233472 / (shared + 1024) bytes. */
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
+                                                          size_t dynamicSMemSize);
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize,
+                                                                   size_t dynamicSMemSize, unsigned int flags);
+cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks,
+                                                      int blockSize);
+/* cudaLimitPrintfFifoSize (bytes of device printf output kept until the
+ * host synchronizes, default 1 MiB) is kept; cudaLimitStackSize reads
+ * NCCLSIM_KERNEL_STACK_KB, and setting it is taken with no effect, as is
+ * cudaLimitMallocHeapSize (device malloc is the host's); the device
+ * runtime's and L2 limits give cudaErrorUnsupportedLimit. */
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value);
+cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit);
+/* __device__ and __constant__ variables: each device has its own copy,
+ * made from the variable's initial value at its first use there. symbol
+ * is the variable (its host object's address); cudaErrorInvalidSymbol if
+ * it is none the driver built, cudaErrorInvalidValue past its end. */
+cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
+                               enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
+                                 enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset,
+                                    enum cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
+                                      enum cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol);
+cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol);
 
 #ifdef __cplusplus
 }
