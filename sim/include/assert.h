@@ -12,8 +12,11 @@
 #ifdef NDEBUG
 #define assert(expr) ((void)0)
 #else
+#ifndef NCCLSIM_ASSERT_FAIL_DECLARED
+#define NCCLSIM_ASSERT_FAIL_DECLARED 1
 extern "C" void __ncclsim_assert_fail(const char *expr, const char *file, unsigned line, const char *function)
     __attribute__((noreturn));
+#endif
 #define assert(expr) \
   (static_cast<bool>(expr) ? (void)0 : __ncclsim_assert_fail(#expr, __FILE__, __LINE__, __PRETTY_FUNCTION__))
 #endif

@@ -389,32 +389,51 @@ static unsigned warp_present(const kblock *b, unsigned warp) {
   return n == 32 ? 0xffffffffu : (1u << n) - 1;
 }
 
+/* The lanes of the caller's warp that run together with it. On a GPU,
+ * those that are at this point of the code, converged; here a lane waits
+ * until every other lane of its warp has ended, waits elsewhere (a barrier,
+ * another exchange: it diverged) or is in __activemask too, and the mask
+ * is the lanes in __activemask. So lanes that returned early (a bounds
+ * check) are left out whichever order the lanes ran in. */
 SIM_EXPORT unsigned __ncclsim_activemask(void) {
   kthread *t = current();
   if (!t) return 1;
+  kgrid *g = sim_k_grid;
   kblock *b = t->pub.block;
-  unsigned m = 0, base = t->pub.warp * 32, present = warp_present(b, t->pub.warp);
-  for (unsigned l = 0; l < 32; l++)
-    if ((present >> l & 1) && b->threads[base + l].state != KT_DONE) m |= 1u << l;
-  return m;
+  unsigned base = t->pub.warp * 32, present = warp_present(b, t->pub.warp);
+  t->in_activemask = true;
+  for (;;) {
+    bool settled = true;
+    unsigned m = 0;
+    for (unsigned l = 0; l < 32 && settled; l++) {
+      if (!(present >> l & 1)) continue;
+      const kthread *o = &b->threads[base + l];
+      if (o->in_activemask) m |= 1u << l;
+      else if (o->state == KT_RUN || o->state == KT_NEW) settled = false;
+    }
+    if (settled) {
+      for (unsigned l = 0; l < 32; l++)
+        if (m >> l & 1) {
+          b->threads[base + l].in_activemask = false;
+          b->threads[base + l].active = m;
+        }
+      g->progress = true;
+    }
+    if (!t->in_activemask) return t->active;
+    __ncclsim_yield("__activemask: the other lanes of its warp to reach it, wait elsewhere or end");
+  }
 }
 
-/* The exchange of w that `lane` joins with `mask`: the one under way with
- * that mask, else a free slot; NULL when one under way overlaps the mask
- * with another (lanes that disagree). */
-static kexchange *exchange_for(kwarp *w, unsigned mask, kexchange **clash) {
+/* The exchange of w that a lane joins with `mask`: the one under way with
+ * that mask, else a free slot. Exchanges with other masks may overlap it:
+ * a lane waits in one at a time, so lanes that differ meet in different
+ * exchanges (a mask never met ends as a thread that cannot go on). */
+static kexchange *exchange_for(kwarp *w, unsigned mask) {
   kexchange *free_slot = NULL;
-  *clash = NULL;
   for (int i = 0; i < 32; i++) {
     kexchange *x = &w->ex[i];
-    if (!x->want) {
-      if (!free_slot) free_slot = x;
-    } else if (x->want == mask) {
-      return x;
-    } else if (x->want & mask) {
-      *clash = x;
-      return NULL;
-    }
+    if (x->want == mask) return x;
+    if (!x->want && !free_slot) free_slot = x;
   }
   return free_slot;
 }
@@ -441,13 +460,7 @@ SIM_EXPORT uint64_t __ncclsim_warp_sync(unsigned mask, uint64_t value, __ncclsim
     sim_k_abort(g, cudaErrorLaunchFailure, "%s: %s with mask 0x%08x names lanes its warp does not have (0x%08x)",
                 where, kind, mask, warp_present(b, t->pub.warp));
   }
-  kexchange *clash, *x = exchange_for(w, mask, &clash);
-  if (!x) {
-    sim_k_where(g, t, where, sizeof where);
-    sim_k_abort(g, cudaErrorLaunchFailure,
-                "%s: %s with mask 0x%08x while lanes 0x%08x of its warp wait in %s with mask 0x%08x (CUDA: undefined)",
-                where, kind, mask, clash->arrived, clash->kind, clash->want);
-  }
+  kexchange *x = exchange_for(w, mask); /* a slot is free: 32 lanes wait in at most 32 */
   if (!x->want) {
     x->want = mask;
     x->arrived = 0;

@@ -98,19 +98,27 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
   siglongjmp(g->jmp, 1);
 }
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void install(void) {
+static void install(int sig, struct sigaction *old) {
+  struct sigaction cur;
+  if (sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault) return;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_fault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, &old_segv);
-  sigaction(SIGBUS, &sa, &old_bus);
+  sigaction(sig, &sa, old);
 }
 
-void sim_k_signals_install(void) { pthread_once(&once, install); }
+/* At every run: a handler the program (or a test harness) installed since
+ * is kept, to be called for faults outside kernels, and ours goes back. */
+void sim_k_signals_install(void) {
+  pthread_mutex_lock(&install_lock);
+  install(SIGSEGV, &old_segv);
+  install(SIGBUS, &old_bus);
+  pthread_mutex_unlock(&install_lock);
+}
 
 SIM_EXPORT void __ncclsim_assert_fail(const char *expr, const char *file, unsigned line, const char *function) {
   kthread *t = (kthread *)__ncclsim_self;

@@ -55,6 +55,8 @@ typedef struct kthread {
   uint8_t state;
   uint32_t wait_gen;     /* the barrier or warp generation it waits for */
   const char *waits_for; /* what its last __ncclsim_yield waited for */
+  bool in_activemask;    /* waits in __activemask for its warp to settle */
+  unsigned active;       /* the mask __activemask settled on */
   sim_fiber *fiber;      /* NULL before it starts and after it ends */
 } kthread;
 

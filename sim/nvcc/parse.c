@@ -221,6 +221,21 @@ static bool has_attr(CXCursor c, enum CXCursorKind attr) {
   return yes;
 }
 
+/* CUDA's qualifiers other than __global__ are read as marks
+ * (ncclsim_device/qualifiers.h): annotate("ncclsim_device"), ... */
+static bool has_mark(CXCursor c, const char *mark) {
+  kids k = children(c);
+  bool yes = false;
+  for (unsigned i = 0; i < k.n && !yes; i++)
+    if (clang_getCursorKind(k.c[i]) == CXCursor_AnnotateAttr) {
+      CXString s = clang_getCursorSpelling(k.c[i]);
+      yes = !strcmp(clang_getCString(s), mark);
+      clang_disposeString(s);
+    }
+  free(k.c);
+  return yes;
+}
+
 static char *usr(CXCursor c) {
   CXString s = clang_getCursorUSR(c);
   char *r = xstrdup(clang_getCString(s) ? clang_getCString(s) : "");
@@ -409,6 +424,33 @@ static bool is_launch(CXCursor call, CXCursor *config) {
   return yes;
 }
 
+/* Whether the launch's callee is a function template whose arguments the
+ * call deduces (or a name clang left unresolved in a template): that one
+ * cannot be taken as a pointer before the call. */
+static bool deduces(ctx *x, CXCursor call, const toks *k, unsigned cfg) {
+  kids c = children(call);
+  CXCursor callee = c.n ? c.c[0] : clang_getNullCursor();
+  free(c.c);
+  while (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_UnexposedExpr) {
+    kids in = children(callee);
+    callee = in.n ? in.c[0] : clang_getNullCursor();
+    free(in.c);
+  }
+  (void)x;
+  if (clang_Cursor_isNull(callee)) return true;
+  enum CXCursorKind kind = clang_getCursorKind(callee);
+  if (kind == CXCursor_OverloadedDeclRef) return true;
+  if (kind != CXCursor_DeclRefExpr) return false; /* a pointer, a member: its type says */
+  CXCursor fn = clang_getCursorReferenced(callee);
+  if (clang_Cursor_isNull(fn)) return true;
+  enum CXCursorKind fk = clang_getCursorKind(fn);
+  if (fk != CXCursor_FunctionDecl && fk != CXCursor_FunctionTemplate) return false; /* a variable */
+  bool templated = fk == CXCursor_FunctionTemplate || !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(fn));
+  bool explicit_args = false;
+  for (unsigned i = 0; i < cfg; i++) explicit_args |= tok_is(k, i, "<");
+  return templated && !explicit_args;
+}
+
 static void launch(ctx *x, CXCursor call, CXCursor config) {
   CXSourceRange r = clang_getCursorExtent(call);
   where s = at(clang_getRangeStart(r)), e = at(clang_getRangeEnd(r));
@@ -442,10 +484,16 @@ static void launch(ctx *x, CXCursor call, CXCursor config) {
     if (*p == '"' || *p == '\\') sb_add(&name, "\\", 1);
     sb_add(&name, p, 1);
   }
-  sb_printf(&t,
-            "::__ncclsim_rt::launch(::__ncclsim_rt::config(%s), \"%s\", __FILE__, __LINE__, "
-            "[=](auto &&...__ncclsim_a) { %s(static_cast<decltype(__ncclsim_a) &&>(__ncclsim_a)...); }%s%s)",
-            conf, name.s, callee, *args ? ", " : "", args);
+  if (deduces(x, call, &k, cfg))
+    /* a template whose arguments the call deduces: through a generic
+     * lambda, which deduces them from the arguments as copied */
+    sb_printf(&t,
+              "::__ncclsim_rt::launch(::__ncclsim_rt::config(%s), \"%s\", __FILE__, __LINE__, "
+              "[=](auto &&...__ncclsim_a) { %s(static_cast<decltype(__ncclsim_a) &&>(__ncclsim_a)...); }%s%s)",
+              conf, name.s, callee, *args ? ", " : "", args);
+  else
+    sb_printf(&t, "::__ncclsim_rt::bind(::__ncclsim_rt::config(%s), \"%s\", __FILE__, __LINE__, %s)(%s)", conf,
+              name.s, callee, args);
   /* The line count stays: what follows keeps its line numbers. */
   for (unsigned l = s.line; l < e.line; l++) sb_puts(&t, "\n");
   edit_at(x, s.file, s.offset, e.offset, t.s);
@@ -812,21 +860,37 @@ static void loop_tick(ctx *x, CXCursor loop) {
 /* ---- printf in device code ---- */
 
 /* printf (the C library's, or std::) called from device code goes to the
- * device's printf buffer, printed when the host synchronizes, as CUDA's. */
+ * device's printf buffer, printed when the host synchronizes, as CUDA's.
+ * A call of a host function from device code is, to clang reading for the
+ * host, an expression it could not resolve (kept, unexposed): the callee
+ * is found by its first child either way. */
 static void device_printf(ctx *x, CXCursor call) {
-  char *name = spelling(call);
+  kids k = children(call);
+  CXCursor callee = k.n ? k.c[0] : clang_getNullCursor();
+  free(k.c);
+  /* through implicit conversions, and an unresolved name's wrapper */
+  for (;;) {
+    if (clang_Cursor_isNull(callee)) return;
+    enum CXCursorKind kind = clang_getCursorKind(callee);
+    char *nm = spelling(callee);
+    bool through = kind == CXCursor_UnexposedExpr || (kind == CXCursor_DeclRefExpr && !*nm);
+    free(nm);
+    if (!through) break;
+    kids in = children(callee);
+    callee = in.n ? in.c[0] : clang_getNullCursor();
+    free(in.c);
+  }
+  enum CXCursorKind kind = clang_getCursorKind(callee);
+  if (kind != CXCursor_DeclRefExpr && kind != CXCursor_OverloadedDeclRef) return;
+  char *name = spelling(callee);
   bool is = !strcmp(name, "printf");
   free(name);
   if (!is) return;
-  CXCursor fn = clang_getCursorReferenced(call);
-  if (clang_Cursor_isNull(fn) || !clang_Location_isInSystemHeader(clang_getCursorLocation(fn))) return;
-  kids k = children(call);
-  if (!k.n) {
-    free(k.c);
-    return;
-  }
-  CXSourceRange r = clang_getCursorExtent(k.c[0]); /* the callee */
-  free(k.c);
+  CXCursor fn = clang_getCursorReferenced(callee);
+  if (!clang_Cursor_isNull(fn) && clang_getCursorKind(fn) == CXCursor_FunctionDecl &&
+      !clang_Location_isInSystemHeader(clang_getCursorLocation(fn)))
+    return; /* the program's own printf */
+  CXSourceRange r = clang_getCursorExtent(callee);
   where s = at(clang_getRangeStart(r)), e = at(clang_getRangeEnd(r));
   toks t = tokens_of(x, r);
   if (t.n && tok_offset(&t, 0) == s.offset && tok_is(&t, t.n - 1, "printf") && e.offset > s.offset)
@@ -855,7 +919,7 @@ static void visit(ctx *x, CXCursor c) {
   case CXCursor_Destructor:
   case CXCursor_ConversionFunction: {
     bool global = has_attr(c, CXCursor_CUDAGlobalAttr);
-    bool device = global || has_attr(c, CXCursor_CUDADeviceAttr);
+    bool device = global || has_mark(c, "ncclsim_device");
     if (global && clang_isCursorDefinition(c)) {
       kids k = children(c);
       if (k.n && clang_getCursorKind(k.c[k.n - 1]) == CXCursor_CompoundStmt) kernel_prologue(x, c, k.c[k.n - 1]);
@@ -882,11 +946,14 @@ static void visit(ctx *x, CXCursor c) {
     if (x->device) device_printf(x, c);
     break;
   }
+  case CXCursor_UnexposedExpr:
+    if (x->device) device_printf(x, c);
+    break;
   case CXCursor_DeclStmt: {
     kids k = children(c);
     bool shared = false;
     for (unsigned i = 0; i < k.n; i++)
-      shared |= clang_getCursorKind(k.c[i]) == CXCursor_VarDecl && has_attr(k.c[i], CXCursor_CUDASharedAttr);
+      shared |= clang_getCursorKind(k.c[i]) == CXCursor_VarDecl && has_mark(k.c[i], "ncclsim_shared");
     free(k.c);
     if (shared) {
       shared_decl_stmt(x, c);
@@ -896,11 +963,11 @@ static void visit(ctx *x, CXCursor c) {
   }
   case CXCursor_VarDecl: {
     if (!at_namespace_scope(c)) break;
-    if (has_attr(c, CXCursor_CUDASharedAttr)) {
+    if (has_mark(c, "ncclsim_shared")) {
       namespace_shared(x, c);
       return;
     }
-    if (has_attr(c, CXCursor_CUDADeviceAttr) || has_attr(c, CXCursor_CUDAConstantAttr)) device_var(x, c);
+    if (has_mark(c, "ncclsim_device") || has_mark(c, "ncclsim_constant")) device_var(x, c);
     break;
   }
   case CXCursor_DeclRefExpr: decl_ref(x, c); return;

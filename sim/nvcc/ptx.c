@@ -323,8 +323,10 @@ static bool gen_one(gen *g, char *text) {
   if (!*p) return true;
   if (*p == '@') return fail(g, "a predicated instruction (%s)", p);
   if (*p == '.') return fail(g, "a declaration (%s): inline PTX with its own registers", p);
+  char written[256]; /* as written, for messages: split() cuts p */
+  snprintf(written, sizeof written, "%s", p);
   insn in;
-  if (!split(p, &in)) return fail(g, "'%s' (cannot read it)", p);
+  if (!split(p, &in)) return fail(g, "'%s' (cannot read it)", written);
   if (!strcmp(in.op, "ld")) return gen_ld(g, &in);
   if (!strcmp(in.op, "st")) return gen_st(g, &in);
   if (!strcmp(in.op, "red")) return gen_rmw(g, &in, false);
@@ -348,8 +350,8 @@ static bool gen_one(gen *g, char *text) {
     sb_puts(&g->out, "__trap(); ");
     return true;
   }
-  if (!strcmp(in.op, "multimem")) return fail(g, "%s (ncclsim has no multicast memory)", p);
-  return fail(g, "%s", p);
+  if (!strcmp(in.op, "multimem")) return fail(g, "%s (ncclsim has no multicast memory)", written);
+  return fail(g, "%s", written);
 }
 
 char *nvcc_ptx(const char *tmpl, const asm_operand *ops, size_t nout, size_t nin, char **why) {

@@ -85,6 +85,34 @@ static inline void launch(const launch_config &c, const char *name, const char *
   __ncclsim_launch_submit(l);
 }
 
+/* k<<<c>>>(args) for a kernel named without template arguments to deduce
+ * (a function, an instance, a pointer): the arguments convert to the
+ * kernel's parameters at the call, as CUDA's launch converts them (NULL
+ * and 0 become pointers). */
+template <class... P>
+struct binder {
+  void (*kernel)(P...);
+  launch_config c;
+  const char *name, *file;
+  int line;
+  void operator()(P... args) const {
+    void (*k)(P...) = kernel;
+    __ncclsim_launch *l = make_record(
+        c.stream, [k](typename std::decay<P>::type &...a) { k(a...); }, std::move(args)...);
+    if (!l) {
+      __ncclsim_launch_oom();
+      return;
+    }
+    configure(l, c, name, file, line);
+    __ncclsim_launch_submit(l);
+  }
+};
+template <class... P>
+static inline binder<P...> bind(const launch_config &c, const char *name, const char *file, int line,
+                                void (*kernel)(P...)) {
+  return binder<P...>{kernel, c, name, file, line};
+}
+
 /* ---- kernels: registration and the prologue ---- */
 
 /* One per kernel: registers, at load, what builds its launch from an
@@ -139,13 +167,13 @@ static inline T *dsym(T &host) {
 /* ---- the C++ overloads of <cuda_runtime.h> ---- */
 
 template <class T>
-static inline cudaError_t cudaLaunchKernel(const T *func, dim3 gridDim, dim3 blockDim, void **args,
+static inline cudaError_t cudaLaunchKernel(T *func, dim3 gridDim, dim3 blockDim, void **args,
                                            size_t sharedMem = 0, cudaStream_t stream = 0) {
   return ::cudaLaunchKernel(reinterpret_cast<const void *>(func), gridDim, blockDim, args, sharedMem, stream);
 }
 
 template <class T>
-static inline cudaError_t cudaLaunchCooperativeKernel(const T *func, dim3 gridDim, dim3 blockDim, void **args,
+static inline cudaError_t cudaLaunchCooperativeKernel(T *func, dim3 gridDim, dim3 blockDim, void **args,
                                                       size_t sharedMem = 0, cudaStream_t stream = 0) {
   return ::cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(func), gridDim, blockDim, args, sharedMem,
                                        stream);
@@ -169,7 +197,7 @@ static inline cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, v
 }
 
 template <class T>
-static inline cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, const T *func, void **args) {
+static inline cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, T *func, void **args) {
   return ::cudaLaunchKernelExC(config, reinterpret_cast<const void *>(func), args);
 }
 

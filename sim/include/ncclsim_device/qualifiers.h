@@ -11,13 +11,16 @@
 #define NCCLSIM_DEVICE_QUALIFIERS_H_
 
 #if defined(__NCCLSIM_PARSE__)
+/* A kernel is CUDA's to clang (a launch must call one); the others are
+ * marks the driver reads (a __shared__ variable may then be in any
+ * function, as device code is host code here). */
 #define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-#define __host__ __attribute__((host))
-#define __shared__ __attribute__((shared))
-#define __constant__ __attribute__((constant))
-#define __managed__ __attribute__((managed))
-#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+#define __device__ __attribute__((annotate("ncclsim_device")))
+#define __host__
+#define __shared__ __attribute__((annotate("ncclsim_shared")))
+#define __constant__ __attribute__((annotate("ncclsim_constant")))
+#define __managed__
+#define __launch_bounds__(...)
 #else
 #define __global__
 #define __device__
@@ -28,7 +31,9 @@
 #define __launch_bounds__(...)
 #endif
 #define __forceinline__ inline __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
+/* Empty: libstdc++ writes __attribute__((__noinline__)), which a macro of
+ * CUDA's meaning would break; a kernel that is not inlined is no different. */
+#define __noinline__
 #define __inline_hint__
 #define __align__(n) __attribute__((aligned(n)))
 #define __restrict__ __restrict

@@ -12,7 +12,9 @@
 #ifndef NCCLSIM_DEVICE_SYNC_H_
 #define NCCLSIM_DEVICE_SYNC_H_
 
-#if !defined(__NCCLSIM_PARSE__) /* clang declares it (a CUDA builtin) */
+#if defined(__NCCLSIM_PARSE__) /* not clang's builtin, which device code alone may call */
+#define __syncthreads() __ncclsim_syncthreads(0, 0)
+#else
 static inline void __syncthreads(void) { __ncclsim_syncthreads(0, 0); }
 #endif
 static inline int __syncthreads_count(int predicate) { return __ncclsim_syncthreads(1, predicate); }
