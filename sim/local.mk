@@ -8,7 +8,24 @@ ncclsimdeviceincludedir = $(ncclsimincludedir)/nccl_device
 ncclsimdeviceinclude_HEADERS = sim/include/nccl_device/core.h
 noinst_HEADERS += sim/sim.h sim/transport.h sim/net/net.h sim/net/net_internal.h sim/p2p/p2p_internal.h sim/cuda/cuda_internal.h sim/core/core_internal.h sim/comm/comm_internal.h sim/coll/coll_internal.h \
 	sim/cuda/cuda.h sim/core/core.h sim/comm/comm.h sim/dev/dev.h \
-	sim/dev/dev_internal.h sim/rma/rma_internal.h
+	sim/dev/dev_internal.h sim/rma/rma_internal.h \
+	sim/kernel/kernel_internal.h sim/nvcc/nvcc.h
+# The device side of CUDA, for programs built by ncclsim-nvcc: its headers
+# under $(includedir)/ncclsim, laid out as CUDA's (cooperative_groups/,
+# cuda/) and ncclsim's own (ncclsim_device/).
+ncclsiminclude_HEADERS += sim/include/cooperative_groups.h sim/include/assert.h
+ncclsimcgincludedir = $(ncclsimincludedir)/cooperative_groups
+ncclsimcginclude_HEADERS = sim/include/cooperative_groups/reduce.h
+ncclsimcudaincludedir = $(ncclsimincludedir)/cuda
+ncclsimcudainclude_HEADERS = sim/include/cuda/atomic
+ncclsimcudastdincludedir = $(ncclsimincludedir)/cuda/std
+ncclsimcudastdinclude_HEADERS = sim/include/cuda/std/atomic
+ncclsimkernelincludedir = $(ncclsimincludedir)/ncclsim_device
+ncclsimkernelinclude_HEADERS = sim/include/ncclsim_device/abi.h sim/include/ncclsim_device/atomic.h \
+	sim/include/ncclsim_device/intrinsics.h sim/include/ncclsim_device/launch.h \
+	sim/include/ncclsim_device/prelude.h sim/include/ncclsim_device/ptx.h \
+	sim/include/ncclsim_device/qualifiers.h sim/include/ncclsim_device/runtime.h \
+	sim/include/ncclsim_device/sync.h
 
 # The simulator is built once as a convenience library: libncclsim.la wraps
 # it for users, and the unit tests link it statically to reach internals
@@ -18,7 +35,7 @@ lib_LTLIBRARIES += sim/libncclsim.la
 noinst_LTLIBRARIES += sim/libncclsim_core.la
 endif
 sim_libncclsim_la_SOURCES =
-sim_libncclsim_la_LIBADD = sim/libncclsim_core.la $(JANSSON_LIBS) -ldl -lpthread -lm
+sim_libncclsim_la_LIBADD = sim/libncclsim_core.la $(JANSSON_LIBS) $(BOOST_CONTEXT_LIBS) -ldl -lpthread -lm
 sim_libncclsim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
 sim_libncclsim_core_la_SOURCES = \
 	sim/util/param.c sim/util/log.c sim/util/alloc.c sim/util/shm.c sim/util/job.c sim/util/wait.c sim/util/ticks.c sim/util/block.c \
@@ -34,10 +51,27 @@ sim_libncclsim_core_la_SOURCES = \
 	sim/rma/buf_register.c sim/rma/signal.c sim/rma/put.c sim/rma/rma_net.c \
 	sim/coll/coll.c sim/coll/coll_net.c sim/coll/small.c sim/coll/work.c sim/coll/reduce.c sim/coll/dtype.c sim/coll/redop.c \
 	sim/dev/props.c sim/dev/devcomm.c \
+	sim/kernel/fiber.c sim/kernel/block.c sim/kernel/grid.c sim/kernel/launch.c sim/kernel/registry.c \
+	sim/kernel/symbols.c sim/kernel/fault.c sim/kernel/printf.c \
 	sim/transport_local.c
 sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include $(JANSSON_CFLAGS) $(UCX_CFLAGS)
 sim_libncclsim_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
-sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) -ldl -lpthread -lm
+sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) $(BOOST_CONTEXT_LIBS) -ldl -lpthread -lm
+
+# ncclsim-nvcc: builds .cu programs for ncclsim (sim/nvcc/nvcc.h).
+if BACKEND_SIM
+if HAVE_LIBCLANG
+bin_PROGRAMS += sim/ncclsim-nvcc
+endif
+endif
+sim_ncclsim_nvcc_SOURCES = sim/nvcc/main.c sim/nvcc/options.c sim/nvcc/paths.c sim/nvcc/parse.c \
+	sim/nvcc/rewrite.c sim/nvcc/ptx.c sim/nvcc/util.c
+sim_ncclsim_nvcc_CPPFLAGS = -I$(top_builddir) $(LIBCLANG_CFLAGS) \
+	-DNVCC_INSTALL_PREFIX='"$(prefix)"' -DNVCC_INSTALL_BINDIR='"$(bindir)"' \
+	-DNVCC_INSTALL_INCLUDE='"$(ncclsimincludedir)"' -DNVCC_INSTALL_LIBDIR='"$(libdir)"' \
+	-DNVCC_BUILD_INCLUDE='"$(abs_top_srcdir)/sim/include"' -DNVCC_BUILD_LIBDIR='"$(abs_top_builddir)/sim/.libs"' \
+	-DNVCC_CLANG_RESOURCE='"$(NVCC_CLANG_RESOURCE)"' -DNVCC_CXX='"$(CXX)"'
+sim_ncclsim_nvcc_LDADD = $(LIBCLANG_LIBS)
 
 # ncclsim-trace-merge: one timeline from the per-process files of a job
 # (NCCLSIM_TRACE with ranks as processes).
