@@ -32,7 +32,7 @@ static inline char *capture_end(capture *c) {
   assert_int_equal(fseek(c->file, 0, SEEK_END), 0);
   long n = ftell(c->file);
   assert_true(n >= 0);
-  char *text = calloc(1, (size_t)n + 1);
+  char *text = (char *)calloc(1, (size_t)n + 1);
   assert_non_null(text);
   rewind(c->file);
   assert_int_equal(fread(text, 1, (size_t)n, c->file), (size_t)n);

@@ -172,6 +172,8 @@ tests_sim_cuda_api_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_cuda_api_LDADD = $(SIM_TEST_LDADD)
 # ncclsim's headers against CUDA's and NCCL's.
 include $(srcdir)/tests/compat.mk
+# CUDA kernels: .cu programs built by ncclsim-nvcc.
+include $(srcdir)/tests/kernel.mk
 
 # Ranks on several simulated hosts, through UCX (sim/net); the bootstrap's
 # refusals in one process (tests/sim_net).
