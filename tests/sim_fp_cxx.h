@@ -57,7 +57,8 @@ static void test_cxx_operators(void **state) {
   assert_true(float(x) == 4.0f);
   __half nan = __ushort_as_half(0x7e00);
   assert_false(nan == nan);
-  assert_false(nan != nan); /* ordered: any NaN compares false */
+  assert_true(nan != nan); /* != is unordered, as for float (CUDA's __hneu) */
+  assert_false(__hne(nan, nan)); /* __hne is ordered */
   assert_true(one < x && x >= one && !(x < one));
   assert_true(__hisnan(nan) && __hisinf(__half(-1e6f)) == -1);
   assert_int_equal(__half_as_ushort(__hmax(nan, one)), 0x3c00);
@@ -85,6 +86,11 @@ static void test_cxx_types(void **state) {
   static_assert(grid.z == 1, "dim3 defaults");
 }
 
+#include "sim_fp_cxx_ops.h"
+
 #define SIM_FP_CXX_TESTS                                                                        \
   cmocka_unit_test(test_cxx_conversions), cmocka_unit_test(test_cxx_operators),                 \
-      cmocka_unit_test(test_cxx_types),
+      cmocka_unit_test(test_cxx_types), cmocka_unit_test(test_cxx_max_min),                     \
+      cmocka_unit_test(test_cxx_nan_results), cmocka_unit_test(test_cxx_saturation),            \
+      cmocka_unit_test(test_cxx_fma_rounds_once), cmocka_unit_test(test_cxx_pairs),             \
+      cmocka_unit_test(test_cxx_math), cmocka_unit_test(test_cxx_directed_conversions),

@@ -159,6 +159,58 @@ static inline uint64_t ncclsim_fp_to_uint(float f, uint64_t hi, uint64_t nan_val
   return (uint64_t)f;
 }
 
+/* ---- what the device intrinsics of cuda_fp16.h and cuda_bf16.h need ---- */
+
+/* f rounded to an integral value in direction mode, as the GPU's
+ * cvt.rni/rzi/rpi/rmi: NaN and infinities unchanged, the sign kept (a
+ * rounding to an integer never changes it, and -0.3 gives -0). Without
+ * libm, whose rint would follow the caller's rounding mode. */
+static inline float ncclsim_fp_rint(float f, int mode) {
+  uint32_t u = ncclsim_fp_fbits(f);
+  if ((u & 0x7fffffffu) >= 0x4b000000u) return f; /* 2^23 and up are integers; inf, NaN */
+  int32_t t = (int32_t)f;                          /* toward zero, exact */
+  float r = f - (float)t;                          /* the fraction, exact */
+  if (mode == NCCLSIM_FP_RN) t += (r > 0.5f || (r == 0.5f && (t & 1))) - (r < -0.5f || (r == -0.5f && (t & 1)));
+  else if (mode == NCCLSIM_FP_RU) t += r > 0;
+  else if (mode == NCCLSIM_FP_RD) t -= r < 0;
+  return ncclsim_fp_float(ncclsim_fp_fbits((float)t) | (u & 0x80000000u));
+}
+
+/* An integer as a double rounded to odd: exact below 2^53, else cut to 53
+ * bits with the last one set when anything nonzero was cut. Rounding that
+ * double once more, in any direction, to a format of 51 bits or fewer
+ * gives what rounding the integer itself would (the odd bit keeps "not
+ * exactly on a boundary"); (double)u would round twice, and 2^60 + 2^52 + 1
+ * would come out a tie. */
+static inline double ncclsim_fp_u64_odd(uint64_t u) {
+  if (u < (UINT64_C(1) << 53)) return (double)u;
+  unsigned s = 11u - (unsigned)__builtin_clzll(u);
+  uint64_t m = (u >> s) | ((u & ((UINT64_C(1) << s) - 1)) != 0);
+  return (double)m * (double)(UINT64_C(1) << s);
+}
+static inline double ncclsim_fp_i64_odd(int64_t i) {
+  return i < 0 ? -ncclsim_fp_u64_odd(-(uint64_t)i) : ncclsim_fp_u64_odd((uint64_t)i);
+}
+
+/* a*b + c as a double rounded to odd, for a, b and c float16 or bfloat16
+ * values (so a*b, of 22 significant bits at most and exponents far inside
+ * double's, is exact): the sum's rounding error, recovered exactly
+ * (TwoSum), moves an even result to its odd neighbour toward the exact
+ * sum. Encoding it then rounds once, as the GPU's fma does; a sum of
+ * opposite zeros is +0, of two -0 is -0, as IEEE's fma. */
+static inline double ncclsim_fp_fma_odd(double a, double b, double c) {
+  double p = a * b, s = p + c;
+  uint64_t u = ncclsim_fp_dbits(s);
+  if ((u & UINT64_C(0x7ff0000000000000)) == UINT64_C(0x7ff0000000000000)) return s; /* inf, NaN */
+  double bb = s - p, err = (p - (s - bb)) + (c - bb);
+  if (err == 0 || (u & 1)) return s;
+  /* s is even and not exact, so not zero: step its magnitude toward the sum. */
+  u = ((err > 0) == (s > 0)) ? u + 1 : u - 1;
+  double r;
+  __builtin_memcpy(&r, &u, sizeof r);
+  return r;
+}
+
 #ifdef __cplusplus
 }
 #endif
