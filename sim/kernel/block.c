@@ -270,6 +270,45 @@ static void thread_main(void *arg) {
 
 /* ---- blocks ---- */
 
+/* A worker's buffers for the blocks it runs one at a time (a block's
+ * threads, warps, shared memory and __shared__ table), kept from one block
+ * and launch to the next: a launch allocates nothing once the worker has
+ * run one as large. A cooperative launch's blocks have their own. */
+typedef struct kcache {
+  kthread *threads;
+  unsigned threads_cap;
+  kwarp *warps;
+  unsigned warps_cap;
+  char *smem;
+  size_t smem_cap;
+  kshared *vars;
+  unsigned vars_cap;
+} kcache;
+static _Thread_local kcache cache;
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+static void cache_gone(void *arg) {
+  kcache *c = arg;
+  sim_free(c->threads);
+  sim_free(c->warps);
+  sim_free(c->smem);
+  sim_free(c->vars);
+  memset(c, 0, sizeof *c);
+}
+static void cache_key_make(void) { pthread_key_create(&cache_key, cache_gone); }
+
+/* p grown to hold n items of size each (contents not kept); false out of memory. */
+static bool grow(void **p, unsigned *cap, size_t n, size_t size) {
+  if (n <= *cap) return true;
+  void *q = sim_aligned_alloc(64, n * size);
+  if (!q) return false;
+  sim_free(*p);
+  *p = q;
+  *cap = (unsigned)n;
+  return true;
+}
+
 bool sim_k_block_init(kgrid *g, kblock *b, uint3 bid) {
   __ncclsim_launch *l = g->l;
   unsigned n = l->block.x * l->block.y * l->block.z;
@@ -278,15 +317,34 @@ bool sim_k_block_init(kgrid *g, kblock *b, uint3 bid) {
   b->bid = bid;
   b->nthreads = b->live = n;
   b->nwarps = (n + 31) / 32;
-  b->threads = sim_calloc(n, sizeof *b->threads);
-  b->warps = sim_calloc(b->nwarps, sizeof *b->warps);
   const kentry *k = sim_k_lookup(l->kernel, false);
   b->smem_cap = sim_k_smem_limit(k);
   if (b->smem_cap < l->smem) b->smem_cap = l->smem;
-  b->smem = sim_malloc(b->smem_cap ? b->smem_cap : 1);
-  if (!b->threads || !b->warps || !b->smem) {
-    sim_k_block_fini(b);
-    return false;
+  if (l->cooperative) {
+    b->threads = sim_calloc(n, sizeof *b->threads);
+    b->warps = sim_calloc(b->nwarps, sizeof *b->warps);
+    b->smem = sim_malloc(b->smem_cap ? b->smem_cap : 1);
+    if (!b->threads || !b->warps || !b->smem) {
+      sim_k_block_fini(b);
+      return false;
+    }
+  } else {
+    pthread_once(&cache_once, cache_key_make);
+    pthread_setspecific(cache_key, &cache);
+    unsigned smem_cap = (unsigned)cache.smem_cap;
+    if (!grow((void **)&cache.threads, &cache.threads_cap, n, sizeof *b->threads) ||
+        !grow((void **)&cache.warps, &cache.warps_cap, b->nwarps, sizeof *b->warps) ||
+        !grow((void **)&cache.smem, &smem_cap, b->smem_cap ? b->smem_cap : 1, 1))
+      return false;
+    cache.smem_cap = smem_cap;
+    b->threads = cache.threads;
+    b->warps = cache.warps;
+    b->smem = cache.smem;
+    b->vars = cache.vars;
+    b->vars_cap = cache.vars_cap;
+    b->cached = true;
+    memset(b->threads, 0, n * sizeof *b->threads);
+    memset(b->warps, 0, b->nwarps * sizeof *b->warps);
   }
   b->smem_dynamic = l->smem;
   b->smem_used = (l->smem + 15) & ~(size_t)15;
@@ -310,10 +368,15 @@ void sim_k_block_fini(kblock *b) {
       if (b->threads[i].fiber) sim_fiber_free(b->threads[i].fiber); /* abandoned by a fault */
   kentry *k = b->grid ? sim_k_lookup(b->grid->l->kernel, false) : NULL;
   if (k && b->smem_used > b->smem_dynamic) k->static_smem = b->smem_used - ((b->smem_dynamic + 15) & ~(size_t)15);
-  sim_free(b->threads);
-  sim_free(b->warps);
-  sim_free(b->smem);
-  sim_free(b->vars);
+  if (b->cached) { /* the worker's, for the next block */
+    cache.vars = b->vars;
+    cache.vars_cap = b->vars_cap;
+  } else {
+    sim_free(b->threads);
+    sim_free(b->warps);
+    sim_free(b->smem);
+    sim_free(b->vars);
+  }
   b->threads = NULL;
   b->warps = NULL;
   b->smem = NULL;

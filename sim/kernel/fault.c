@@ -112,8 +112,11 @@ static void install(int sig, struct sigaction *old) {
 }
 
 /* At every run: a handler the program (or a test harness) installed since
- * is kept, to be called for faults outside kernels, and ours goes back. */
+ * is kept, to be called for faults outside kernels, and ours goes back.
+ * One query of SIGSEGV's tells (both are ours, or neither). */
 void sim_k_signals_install(void) {
+  struct sigaction cur;
+  if (sigaction(SIGSEGV, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault) return;
   pthread_mutex_lock(&install_lock);
   install(SIGSEGV, &old_segv);
   install(SIGBUS, &old_bus);

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,13 +32,34 @@ static uint3 block_at(const __ncclsim_launch *l, unsigned long long i) {
   return b;
 }
 
+/* The worker's grid, its one resident block and its ring, kept from one
+ * launch to the next (a cooperative launch's blocks and ring are its own). */
+static _Thread_local struct {
+  kgrid g;
+  kblock one;
+  kthread **ring;
+  unsigned ring_cap;
+} mine;
+
 /* Runs the blocks; a fault leaves g->err set. */
 static void run_blocks(kgrid *g) {
   __ncclsim_launch *l = g->l;
   unsigned nthreads = l->block.x * l->block.y * l->block.z;
   unsigned nres = l->cooperative ? (unsigned)g->nblocks : 1;
-  g->blocks = sim_calloc(nres, sizeof *g->blocks);
-  g->ring = sim_calloc((size_t)nres * nthreads, sizeof *g->ring);
+  if (l->cooperative) {
+    g->blocks = sim_calloc(nres, sizeof *g->blocks);
+    g->ring = sim_calloc((size_t)nres * nthreads, sizeof *g->ring);
+  } else {
+    if (mine.ring_cap < nthreads) {
+      kthread **r = sim_realloc(mine.ring, nthreads * sizeof *r);
+      if (r) {
+        mine.ring = r;
+        mine.ring_cap = nthreads;
+      }
+    }
+    g->blocks = &mine.one;
+    g->ring = mine.ring_cap >= nthreads ? mine.ring : NULL;
+  }
   if (!g->blocks || !g->ring) {
     sim_k_fault(g, cudaErrorMemoryAllocation, "no memory for %u resident blocks of %u threads", nres, nthreads);
     return;
@@ -70,24 +92,25 @@ static void run_blocks(kgrid *g) {
 }
 
 cudaError_t sim_k_run(__ncclsim_launch *l, int device) {
-  kgrid *g = sim_calloc(1, sizeof *g);
-  if (!g) return cudaErrorMemoryAllocation;
+  kgrid *g = &mine.g;
+  memset(g, 0, offsetof(kgrid, why));
+  g->why[0] = 0;
+  g->jmp_armed = false;
   g->l = l;
   g->device = device;
   g->nblocks = (unsigned long long)l->grid.x * l->grid.y * l->grid.z;
   kentry *k = sim_k_lookup(l->kernel, false);
   g->pretty = k ? k->pretty : NULL;
   g->home = sim_fiber_home();
-  if (!g->home) {
-    sim_free(g);
-    return cudaErrorMemoryAllocation;
-  }
+  if (!g->home) return cudaErrorMemoryAllocation;
   sim_k_signals_install();
   blockDim = (uint3){l->block.x, l->block.y, l->block.z};
   gridDim = (uint3){l->grid.x, l->grid.y, l->grid.z};
   sim_k_grid = g;
-  /* A fault signal in a kernel thread (fault.c) comes back here. */
-  if (sigsetjmp(g->jmp, 1) == 0) {
+  /* A fault signal in a kernel thread (fault.c) comes back here. Its
+   * handler leaves the signal mask as it was (SA_NODEFER): no mask to
+   * save, and no system call. */
+  if (sigsetjmp(g->jmp, 0) == 0) {
     g->jmp_armed = true;
     run_blocks(g);
   }
@@ -96,8 +119,10 @@ cudaError_t sim_k_run(__ncclsim_launch *l, int device) {
   blockDim = (uint3){1, 1, 1};
   gridDim = (uint3){1, 1, 1};
   for (unsigned b = 0; b < g->nresident; b++) sim_k_block_fini(&g->blocks[b]);
-  sim_free(g->blocks);
-  sim_free(g->ring);
+  if (l->cooperative) {
+    sim_free(g->blocks);
+    sim_free(g->ring);
+  }
   cudaError_t err = g->err;
   if (err != cudaSuccess) {
     char where[256];
@@ -107,6 +132,5 @@ cudaError_t sim_k_run(__ncclsim_launch *l, int device) {
             l->file ? l->file : "?", l->line, cudaGetErrorName(err), g->why);
     SIM_WARN(SIM_KERNEL, "device %d: %s: %s: %s", device, where, cudaGetErrorName(err), g->why);
   }
-  sim_free(g);
   return err;
 }

@@ -100,6 +100,7 @@ struct __ncclsim_kblock {
   size_t smem_dynamic, smem_used, smem_cap;
   kshared *vars;
   unsigned nvars, vars_cap;
+  bool cached; /* its buffers are its worker's (block.c) */
 };
 typedef struct __ncclsim_kblock kblock;
 
