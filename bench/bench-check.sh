@@ -36,6 +36,8 @@ run p2p_bw 1048576
 run allreduce_bw 1048576 2,4
 # The roofline: 1 MiB at 2, 4 and 8 ranks, 2 repeats.
 run coll_roofline 1048576 1048576 2,4,8 2
+# Kernels (ncclsim with ncclsim-nvcc): 2 repeats, an 8 MiB copy.
+test -x bench/kernels && run kernels 2 8
 # Ranks as processes: ncclsim builds only; 1 MiB, 2000 round trips, 3 repeats.
 test -x bench/procs_bw && run procs_bw 1048576 2000 3 2,4
 # Two simulated hosts against ucx_perftest and Open MPI's TCP path (ncclsim

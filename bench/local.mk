@@ -42,3 +42,17 @@ bench_mpi_peer_LDADD = $(MPI_LIBS)
 endif
 # sh bench/procs-vs-mpi.sh: procs_bw against mpi_peer, rounds back to back.
 EXTRA_DIST += bench/procs-vs-mpi.sh bench/trace-cost.sh bench/latency-vs-mpi.sh bench/hosts-vs-ucx.sh
+
+# CUDA kernels on ncclsim (bench/kernels.cu, built by the tree's
+# ncclsim-nvcc): launch, __syncthreads, a copy kernel and the memory of a
+# kernel's threads, each against its peer in the same run.
+if BACKEND_SIM
+if HAVE_LIBCLANG
+BENCH_CU += bench/kernels
+endif
+endif
+EXTRA_DIST += bench/kernels.cu
+CLEANFILES += bench/kernels
+bench/kernels: $(srcdir)/bench/kernels.cu sim/ncclsim-nvcc sim/libncclsim.la $(ncclsimkernelinclude_HEADERS)
+	$(AM_V_GEN)$(top_builddir)/sim/ncclsim-nvcc -O2 -o $@ $(srcdir)/bench/kernels.cu \
+	  -forward-unknown-to-host-compiler $(SAN_CFLAGS) $(SAN_LDFLAGS) -lboost_context
