@@ -602,7 +602,8 @@ typedef enum cudaLaunchAttributeID {
   cudaLaunchAttributeNvlinkUtilCentricScheduling = 16
 } cudaLaunchAttributeID;
 
-/* CUDA's union is 64 bytes; ncclsim names the members it reads. */
+/* CUDA's union is 64 bytes, aligned as a pointer; ncclsim names the
+ * members it reads, and one with an event for the alignment. */
 typedef union cudaLaunchAttributeValue {
   char pad[64];
   int cooperative;
@@ -611,6 +612,11 @@ typedef union cudaLaunchAttributeValue {
     unsigned int y;
     unsigned int z;
   } clusterDim;
+  struct {
+    cudaEvent_t event;
+    int flags;
+    int triggerAtBlockStart;
+  } programmaticEvent;
   int priority;
   unsigned int sharedMemCarveout;
 } cudaLaunchAttributeValue;
