@@ -45,3 +45,23 @@ tests/examples-real: $(srcdir)/tests/examples-real.sh Makefile
 	$(AM_V_GEN){ echo '#!/bin/sh'; echo "CXX='$(CXX)'"; echo "top_srcdir='$(abs_top_srcdir)'"; \
 	  cat $(srcdir)/tests/examples-real.sh; } > $@ && chmod +x $@
 CLEANFILES += tests/examples-real
+
+# The CUDA corpus (examples/cuda/*.cu): programs written for a GPU, built
+# here by the tree's ncclsim-nvcc and run; their output must be their .out
+# files, which conformance/gpu-run.sh checks with nvcc on real GPUs too.
+CUDA_CORPUS = examples/cuda/vector_add examples/cuda/block_reduce examples/cuda/warp_primitives \
+	examples/cuda/histogram examples/cuda/device_printf examples/cuda/streams_events examples/cuda/symbols \
+	examples/cuda/cooperative_grid examples/cuda/inline_ptx examples/cuda/assert_fault \
+	examples/cuda/nccl_kernels examples/cuda/nccl4c_kernels
+if BACKEND_SIM
+if HAVE_LIBCLANG
+TESTS += examples/cuda/corpus
+endif
+endif
+EXTRA_DIST += $(CUDA_CORPUS:=.cu) $(CUDA_CORPUS:=.out) examples/cuda/run-corpus.sh examples/cuda/corpus.sh
+# The build's sanitizers go to the programs, as libncclsim has them.
+examples/cuda/corpus: $(srcdir)/examples/cuda/corpus.sh Makefile
+	$(AM_V_GEN)$(MKDIR_P) examples/cuda && { echo '#!/bin/sh'; echo "N4C_CORPUS_FLAGS='$(SAN_CFLAGS) $(SAN_LDFLAGS)'"; \
+	  echo "srcdir='$(srcdir)'"; cat $(srcdir)/examples/cuda/corpus.sh; } > $@ && chmod +x $@
+check_SCRIPTS += examples/cuda/corpus
+CLEANFILES += examples/cuda/corpus
