@@ -226,6 +226,9 @@ static void test_free_async_of_cudamalloc(void **state) {
   assert_int_equal(cudaFreeAsync(d, s), cudaSuccess);
   assert_int_equal(cudaMemsetAsync(d, 1, 10, s), cudaErrorInvalidValue);
   warned("from cudaMalloc");
+  cudaIpcMemHandle_t h;
+  assert_int_equal(cudaIpcGetMemHandle(&h, d), cudaErrorInvalidValue); /* nor exported */
+  warned("was freed");
   assert_int_equal(cudaFree(d), cudaErrorInvalidValue);
   assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
   assert_false(sim_mem_lookup(d, NULL));
