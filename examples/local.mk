@@ -52,7 +52,7 @@ CLEANFILES += tests/examples-real
 CUDA_CORPUS = examples/cuda/vector_add examples/cuda/block_reduce examples/cuda/warp_primitives \
 	examples/cuda/histogram examples/cuda/device_printf examples/cuda/streams_events examples/cuda/symbols \
 	examples/cuda/cooperative_grid examples/cuda/inline_ptx examples/cuda/assert_fault \
-	examples/cuda/nccl_kernels examples/cuda/nccl4c_kernels
+	examples/cuda/nccl_kernels examples/cuda/nccl4c_kernels examples/cuda/launch_errors examples/cuda/fault_codes
 if BACKEND_SIM
 if HAVE_LIBCLANG
 TESTS += examples/cuda/corpus
