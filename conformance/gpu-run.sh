@@ -18,8 +18,10 @@
 #
 # At NRANKS 1 the suite runs at one rank, and of the benchmarks only
 # allreduce_bw (at one rank); p2p_bw, put_bw and signal_latency need two.
-# N4C_GPU_BENCH=0: no benchmarks. N4C_GPU_TIMEOUT: the suite's --timeout
-# (default 120 s a case).
+# N4C_GPU_BENCH=0: no benchmarks. N4C_GPU_SUITE=0: no conformance suite.
+# N4C_GPU_CORPUS=0: no CUDA corpus (examples/cuda, built with the host's
+# nvcc -arch=sm_90, N4C_GPU_ARCH to change it; its report in OUTDIR/corpus.txt).
+# N4C_GPU_TIMEOUT: the suite's --timeout (default 120 s a case).
 #
 # Needs: CUDA, NCCL, and for the MPI run Open MPI. For the JSON reports,
 # jansson (found with pkg-config). A host without it (no apt, as on the GPU
@@ -92,17 +94,29 @@ grep -q '^#define HAVE_JANSSON 1' config.h ||
   { json=no; echo "no jansson (see N4C_JANSSON above): TAP and JUnit reports, no JSON"; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '-')
 echo "gpu=$gpu ngpus=$(nvidia-smi -L | wc -l) nranks=$n"
-set --; [ $json = yes ] && set -- --json "$out/nccl-threads-n$n.json"
-./conformance/n4c-conformance -n "$n" --timeout "${N4C_GPU_TIMEOUT:-120}" "$@" --junit "$out/nccl-threads-n$n.xml" \
-  >"$out/nccl-threads-n$n.tap" 2>&1
-echo "threads rc=$?: $(grep -c '^ok' "$out/nccl-threads-n$n.tap") ok ($(grep -c '# SKIP' "$out/nccl-threads-n$n.tap") skip)"
-grep '^not ok' "$out/nccl-threads-n$n.tap"
-if [ "$mpi" = yes ]; then
-  set --; [ $json = yes ] && set -- --json "$out/nccl-mpi-n$n.json"
-  mpirun --allow-run-as-root -np "$n" -x NCCL_NVLS_ENABLE ./conformance/n4c-conformance --mpi \
-    --timeout "${N4C_GPU_TIMEOUT:-120}" "$@" --junit "$out/nccl-mpi-n$n.xml" >"$out/nccl-mpi-n$n.tap" 2>&1
-  echo "mpi rc=$?: $(grep -c '^ok' "$out/nccl-mpi-n$n.tap") ok ($(grep -c '# SKIP' "$out/nccl-mpi-n$n.tap") skip)"
-  grep '^not ok' "$out/nccl-mpi-n$n.tap"
+if [ "${N4C_GPU_CORPUS:-1}" != 0 ]; then
+  # The same programs make check builds with ncclsim-nvcc, and the same .out.
+  ncclflags=-lnccl
+  [ -n "$nccl" ] && ncclflags="-I$nccl/include -L$nccl/lib -lnccl -Xlinker -rpath,$nccl/lib"
+  sh examples/cuda/run-corpus.sh --nvcc="${cuda:-/usr/local/cuda}/bin/nvcc -arch=${N4C_GPU_ARCH:-sm_90}" \
+    --nccl="$ncclflags" --nccl4c="-Ilib -Llib/.libs -lnccl4c -Xlinker -rpath,$(pwd)/lib/.libs" \
+    --out="$out/corpus" >"$out/corpus.txt" 2>&1
+  echo "corpus rc=$?: $(tail -n 1 "$out/corpus.txt")"
+  grep '^FAIL' "$out/corpus.txt"
+fi
+if [ "${N4C_GPU_SUITE:-1}" != 0 ]; then
+  set --; [ $json = yes ] && set -- --json "$out/nccl-threads-n$n.json"
+  ./conformance/n4c-conformance -n "$n" --timeout "${N4C_GPU_TIMEOUT:-120}" "$@" --junit "$out/nccl-threads-n$n.xml" \
+    >"$out/nccl-threads-n$n.tap" 2>&1
+  echo "threads rc=$?: $(grep -c '^ok' "$out/nccl-threads-n$n.tap") ok ($(grep -c '# SKIP' "$out/nccl-threads-n$n.tap") skip)"
+  grep '^not ok' "$out/nccl-threads-n$n.tap"
+  if [ "$mpi" = yes ]; then
+    set --; [ $json = yes ] && set -- --json "$out/nccl-mpi-n$n.json"
+    mpirun --allow-run-as-root -np "$n" -x NCCL_NVLS_ENABLE ./conformance/n4c-conformance --mpi \
+      --timeout "${N4C_GPU_TIMEOUT:-120}" "$@" --junit "$out/nccl-mpi-n$n.xml" >"$out/nccl-mpi-n$n.tap" 2>&1
+    echo "mpi rc=$?: $(grep -c '^ok' "$out/nccl-mpi-n$n.tap") ok ($(grep -c '# SKIP' "$out/nccl-mpi-n$n.tap") skip)"
+    grep '^not ok' "$out/nccl-mpi-n$n.tap"
+  fi
 fi
 [ "${N4C_GPU_BENCH:-1}" = 0 ] && exit 0 # N4C_GPU_BENCH=0: the suite only
 bench() { # NAME ARGS...: bench/NAME's output into bench-NAME[-nN].txt
