@@ -86,3 +86,28 @@ sim_ncclsim_trace_merge_LDADD = $(JANSSON_LIBS)
 
 # The binary drop-in: libnccl.so.2 and libcudart.so.13 under $(libdir)/ncclsim.
 include $(srcdir)/sim/dropin/local.mk
+
+# The device API (<nccl_device.h>, NCCL 2.30.7's layout: a face per API,
+# impl/ behind it) and its kernel side in libncclsim (sim/dev/).
+ncclsiminclude_HEADERS += sim/include/ncclsim_devcomm.h
+ncclsimdeviceinclude_HEADERS += sim/include/nccl_device/utility.h sim/include/nccl_device/coop.h \
+	sim/include/nccl_device/comm.h sim/include/nccl_device/ptr.h sim/include/nccl_device/lsa_barrier.h \
+	sim/include/nccl_device/gin.h sim/include/nccl_device/gin_barrier.h sim/include/nccl_device/barrier.h \
+	sim/include/nccl_device/ll_a2a.h sim/include/nccl_device/reduce_copy.h sim/include/nccl_device/net_device.h
+ncclsimdeviceimplincludedir = $(ncclsimdeviceincludedir)/impl
+ncclsimdeviceimplinclude_HEADERS = sim/include/nccl_device/impl/ncclsim__abi.h \
+	sim/include/nccl_device/impl/core__types.h sim/include/nccl_device/impl/core__funcs.h \
+	sim/include/nccl_device/impl/comm__types.h sim/include/nccl_device/impl/comm__funcs.h \
+	sim/include/nccl_device/impl/ptr__types.h sim/include/nccl_device/impl/ptr__funcs.h \
+	sim/include/nccl_device/impl/lsa_barrier__types.h sim/include/nccl_device/impl/lsa_barrier__funcs.h \
+	sim/include/nccl_device/impl/gin__types.h sim/include/nccl_device/impl/gin__funcs.h \
+	sim/include/nccl_device/impl/gin_barrier__types.h sim/include/nccl_device/impl/gin_barrier__funcs.h \
+	sim/include/nccl_device/impl/barrier__types.h sim/include/nccl_device/impl/barrier__funcs.h \
+	sim/include/nccl_device/impl/ll_a2a__types.h sim/include/nccl_device/impl/ll_a2a__funcs.h \
+	sim/include/nccl_device/impl/reduce_copy__types.h sim/include/nccl_device/impl/reduce_copy__funcs.h
+ncclsimdeviceginincludedir = $(ncclsimdeviceincludedir)/gin
+ncclsimdevicegininclude_HEADERS = sim/include/nccl_device/gin/gin_device_api.h \
+	sim/include/nccl_device/gin/gin_device_common.h sim/include/nccl_device/gin/gin_device_host_common.h
+noinst_HEADERS += sim/rma/rma.h
+sim_libncclsim_core_la_SOURCES += sim/rma/win_device.c sim/dev/require.c sim/dev/state.c sim/dev/window.c \
+	sim/dev/wait.c sim/dev/gin.c sim/dev/gin_proxy.c sim/dev/gin_net.c sim/dev/coop.c

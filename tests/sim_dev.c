@@ -373,10 +373,13 @@ static void test_devcomm_gin_required(void **state) {
 
 /* ---- ncclDevCommCreate: what is granted ---- */
 
-/* Communicator-level signals and counters come first (from 0); each
- * resource entry gets the next block in list order; buffers are laid out
- * in list order at their alignment (at least NCCLSIM_DEV_RESOURCE_UNIT),
- * zeroed, and counted in the communicator's memory. */
+/* As NCCL 2.30.7 lays it out: communicator-level signals and counters
+ * come first (from 0); then the device communicator's own barriers (world
+ * GIN, rail GIN, LSA, hybrid world GIN, hybrid rail GIN, hybrid LSA), then
+ * each resource entry, in list order, gets the next block; buffers are
+ * laid out in that order at their alignment (at least
+ * NCCLSIM_DEV_RESOURCE_UNIT, an empty one too), zeroed, and counted in the
+ * communicator's memory. */
 static void test_devcomm_grants(void **state) {
   (void)state;
   ncclComm_t c;
@@ -409,13 +412,25 @@ static void test_devcomm_grants(void **state) {
   uint64_t before = mem_total(c);
   ncclDevComm_t dc;
   assert_int_equal(ncclDevCommCreate(c, &r, &dc), ncclSuccess);
-  assert_int_equal(s[0], 3);
-  assert_int_equal(s[1], 5);
+  /* Signals: 3 of the communicator, then 1 rank x (4 world + 3 rail + 1
+   * hybrid world + 1 hybrid rail) of the barriers, then the list's. */
+  assert_int_equal(dc.worldGinBarrier.signal0, 3);
+  assert_int_equal(dc.railGinBarrier.signal0, 7);
+  assert_int_equal(dc.hybridWorldGinBarrier.signal0, 10);
+  assert_int_equal(dc.hybridRailGinBarrier.signal0, 11);
+  assert_int_equal(s[0], 12);
+  assert_int_equal(s[1], 14);
   assert_int_equal(k[0], 2);
   assert_int_equal(k[1], 3);
-  assert_int_equal(h[0], 0);
-  assert_int_equal(h[1], 0); /* no buffer */
-  assert_int_equal(dc.ginSignalCount, 3 + 2 + 1 + 4);
+  /* Buffers: the LSA barriers' ((3 + 1) x 2 words) at 0, the hybrid LSA
+   * barrier's at 128, q[0] at 256, the empty q[1] at 384, q[2] at 512. */
+  assert_int_equal(dc.lsaBarrier.bufHandle, 0);
+  assert_int_equal(dc.lsaBarrier.nBarriers, 2);
+  assert_int_equal(dc.hybridLsaBarrier.bufHandle, 1);
+  assert_int_equal(dc.hybridLsaBarrier.nBarriers, 1);
+  assert_int_equal(h[0], 2);
+  assert_int_equal(h[1], 3); /* no buffer, but a place, as in NCCL */
+  assert_int_equal(dc.ginSignalCount, 3 + 9 + 2 + 1 + 4);
   assert_int_equal(dc.ginCounterCount, 2 + 1 + 0 + 4);
   assert_int_equal(dc.resourceBytes, 512 + 64); /* q[2] starts at 512 */
   assert_non_null(dc.resourceBase);

@@ -3,11 +3,16 @@
  * dev area (per-rank lists, window tables) and its cleanup at destroy.
  *
  * A device communicator is validated as real NCCL's ncclDevCommCreate
- * validates it, then filled from the communicator's topology and the
- * granted requirements. Nothing runs on a device, so creation needs no
- * rendezvous: it is local to the calling rank. Each rank keeps its live
- * device communicators in a list, so that destroy finds them by id and the
- * communicator's destroy frees any left open.
+ * validates it (NCCL 2.30.7, dev_runtime.cc), then laid out as NCCL lays
+ * it out: its own barriers become resource requirements ahead of the
+ * caller's (world GIN, rail GIN, LSA, then the hybrid barrier's world GIN,
+ * rail GIN and LSA parts), signals, counters and buffers are numbered in
+ * that order after the communicator-level signals and counters, and each
+ * rank gets its resource buffers and its kernel-side state (state.c).
+ * Creation is local to the calling rank on one host: the k-th device
+ * communicator of every rank is the same one (state.c's groups). Each rank
+ * keeps its live device communicators in a list, so that destroy finds
+ * them by id and the communicator's destroy frees any left open.
  *
  * The rank's window table is filled by sim/rma through the hooks
  * sim_dev_window_add / sim_dev_window_remove (sim/dev/dev.h).
@@ -19,6 +24,13 @@
 #include <string.h>
 
 #include "dev_internal.h"
+
+/* nccl::utility::idivRcp32, in C: 2^32/x for a power of two (0 for 1),
+ * else (2^32-1)/x. */
+static uint32_t nccl_rcp32(uint32_t x) {
+  if (!x) return 0;
+  return UINT32_MAX / x + ((x & (x - 1)) == 0 ? 1 : 0);
+}
 
 /* ---- the area ---- */
 
@@ -32,6 +44,7 @@ static ncclResult_t dev_clique_init(sim_clique *c) {
   }
   st->nranks = c->nranks;
   atomic_init(&st->next_id, 1);
+  sim_mutex_init(&st->lock);
   for (int r = 0; r < c->nranks; r++) sim_mutex_init(&st->ranks[r].lock);
   c->area[SIM_AREA_DEV] = st;
   return ncclSuccess;
@@ -43,7 +56,8 @@ static void rank_release(sim_dev_rank *dr, int rank) {
   int n = 0;
   for (sim_devcomm *d = dr->devcomms, *next; d; d = next) {
     next = d->next;
-    if (d->resources) sim_mem_free(d->resources, SIM_MEM_DEVICE);
+    sim_dev_res_window_forget(d->st);
+    sim_dev_state_free(d->st);
     sim_free(d);
     n++;
   }
@@ -65,6 +79,7 @@ static void dev_comm_fini(ncclComm_t comm) {
   sim_mutex_lock(&dr->lock);
   rank_release(dr, comm->rank);
   pthread_mutex_unlock(&dr->lock);
+  sim_dev_views_fini(comm);
 }
 
 /* Runs only for a clique whose dev clique_init succeeded (sim_clique_create
@@ -76,6 +91,8 @@ static void dev_clique_fini(sim_clique *c) {
     rank_release(&st->ranks[r], r);
     pthread_mutex_destroy(&st->ranks[r].lock);
   }
+  sim_dev_groups_fini(st);
+  pthread_mutex_destroy(&st->lock);
   sim_free(st->ranks);
   sim_free(st);
   c->area[SIM_AREA_DEV] = NULL;
@@ -115,6 +132,7 @@ void sim_dev_window_remove(ncclComm_t comm, ncclWindow_t win) {
     for (int i = 0; i < 32; i++)
       if (t->entries[i].window == win) memset(&t->entries[i], 0, sizeof t->entries[i]);
   pthread_mutex_unlock(&dr->lock);
+  sim_dev_view_forget(win);
 }
 
 /* ---- validation ---- */
@@ -133,19 +151,10 @@ static ncclResult_t bad(const char *fmt, const char *what, long long v) {
     if (r->field < 0) return bad("%s is %lld, must be >= 0", #field, r->field);     \
   } while (0)
 
-/* Sums of what the resource list asks for. */
-typedef struct {
-  long long signals, counters; /* resource-list totals */
-  size_t bytes;                /* resource buffers, laid out */
-} res_totals;
-
-static size_t res_align(const ncclDevResourceRequirements_t *q) {
-  return q->bufferAlign > NCCLSIM_DEV_RESOURCE_UNIT ? q->bufferAlign : NCCLSIM_DEV_RESOURCE_UNIT;
-}
-
-static ncclResult_t check_resources(const ncclDevCommRequirements_t *r, res_totals *tot) {
-  memset(tot, 0, sizeof *tot);
+/* The resource list's own checks (before any of it is laid out). */
+static ncclResult_t check_resources(const ncclDevCommRequirements_t *r, long long *signals, long long *counters) {
   int i = 0;
+  *signals = *counters = 0;
   for (const ncclDevResourceRequirements_t *q = r->resourceRequirementsList; q; q = q->next, i++) {
     if (i > 1 << 20) return bad("%s is longer than %lld entries (a cycle?)", "resourceRequirementsList", 1 << 20);
     if (q->ginSignalCount < 0) return bad("%s: a ginSignalCount is %lld", "resourceRequirementsList", q->ginSignalCount);
@@ -153,15 +162,40 @@ static ncclResult_t check_resources(const ncclDevCommRequirements_t *r, res_tota
       return bad("%s: a ginCounterCount is %lld", "resourceRequirementsList", q->ginCounterCount);
     if (q->bufferAlign & (q->bufferAlign - 1)) /* neither 0 (no alignment) nor a power of two */
       return bad("%s: a bufferAlign is %lld, not a power of two", "resourceRequirementsList", (long long)q->bufferAlign);
-    tot->signals += q->ginSignalCount;
-    tot->counters += q->ginCounterCount;
-    if (q->bufferSize) {
-      size_t a = res_align(q);
-      size_t off = (tot->bytes + a - 1) & ~(a - 1);
-      if (off < tot->bytes || q->bufferSize > SIZE_MAX - off)
-        return bad("%s: the buffers' total size overflows (entry %lld)", "resourceRequirementsList", i);
-      tot->bytes = off + q->bufferSize;
-    }
+    *signals += q->ginSignalCount;
+    *counters += q->ginCounterCount;
+  }
+  return ncclSuccess;
+}
+
+/* The layout of a device communicator's resources, NCCL's: every entry
+ * of the list, in order, gets its buffer at the next multiple of its
+ * alignment (at least NCCLSIM_DEV_RESOURCE_UNIT, even an empty one, as in
+ * NCCL) and its signals and counters after the previous entry's. */
+typedef struct {
+  size_t bytes;            /* the end of the last non-empty buffer */
+  long long signals, counters;
+} res_layout;
+
+static ncclResult_t lay_out(ncclDevResourceRequirements_t *head, const ncclDevResourceRequirements_t *user,
+                            res_layout *l) {
+  size_t off = 0;
+  int i = -1; /* the index in the caller's list (user), counted from there */
+  for (ncclDevResourceRequirements_t *q = head; q; q = q->next, i += i >= 0) {
+    if (q == user) i = 0;
+    size_t a = q->bufferAlign > NCCLSIM_DEV_RESOURCE_UNIT ? q->bufferAlign : NCCLSIM_DEV_RESOURCE_UNIT;
+    size_t at = (off + a - 1) & ~(a - 1);
+    if (at < off || q->bufferSize > SIZE_MAX - at)
+      return bad("%s: the buffers' total size overflows (entry %lld)", "resourceRequirementsList", i);
+    if (q->outBufferHandle) *q->outBufferHandle = (ncclDevResourceHandle_t)(at / NCCLSIM_DEV_RESOURCE_UNIT);
+    if (q->outGinSignalStart) *q->outGinSignalStart = (ncclGinSignal_t)l->signals;
+    if (q->outGinCounterStart) *q->outGinCounterStart = (ncclGinCounter_t)l->counters;
+    off = at + q->bufferSize;
+    if (q->bufferSize) l->bytes = off;
+    l->signals += q->ginSignalCount;
+    l->counters += q->ginCounterCount;
+    if (l->signals > INT32_MAX || l->counters > INT32_MAX)
+      return bad("%s total is %lld, too many", "GIN signal or counter", l->signals > l->counters ? l->signals : l->counters);
   }
   return ncclSuccess;
 }
@@ -197,6 +231,33 @@ static bool all_ranks_gin(ncclComm_t comm, bool railed) {
 
 /* ---- create / destroy ---- */
 
+/* The device communicator's own barriers as resource requirements, ahead
+ * of the caller's list, in NCCL's order; *head is the list to lay out. */
+typedef struct {
+  ncclDevResourceRequirements_t world, rail, lsa, hybrid_world, hybrid_rail, hybrid_lsa;
+} own_barriers;
+
+static ncclDevResourceRequirements_t *barrier_requirements(ncclComm_t comm, const ncclDevCommRequirements_t *r,
+                                                           bool railed, ncclDevComm_t *dc, own_barriers *b) {
+  ncclTeam_t lsa = {comm->lsa_size, comm->lsa_rank, 1}, world = {comm->nranks, comm->rank, 1};
+  ncclTeam_t rail = ncclTeamRail(comm);
+  /* Counts were checked (>= 0), so none of these fails. */
+  (void)ncclLsaBarrierCreateRequirement(lsa, r->barrierCount, &dc->hybridLsaBarrier, &b->hybrid_lsa);
+  b->hybrid_lsa.next = r->resourceRequirementsList;
+  (void)ncclGinBarrierCreateRequirement(comm, rail, r->barrierCount, &dc->hybridRailGinBarrier, &b->hybrid_rail);
+  b->hybrid_rail.next = &b->hybrid_lsa;
+  (void)ncclGinBarrierCreateRequirement(comm, world, railed ? 0 : r->barrierCount, &dc->hybridWorldGinBarrier,
+                                        &b->hybrid_world);
+  b->hybrid_world.next = &b->hybrid_rail;
+  (void)ncclLsaBarrierCreateRequirement(lsa, r->lsaBarrierCount, &dc->lsaBarrier, &b->lsa);
+  b->lsa.next = &b->hybrid_world;
+  (void)ncclGinBarrierCreateRequirement(comm, rail, r->railGinBarrierCount, &dc->railGinBarrier, &b->rail);
+  b->rail.next = &b->lsa;
+  (void)ncclGinBarrierCreateRequirement(comm, world, r->worldGinBarrierCount, &dc->worldGinBarrier, &b->world);
+  b->world.next = &b->rail;
+  return &b->world;
+}
+
 SIM_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequirements_t *r,
                                           ncclDevComm_t *out) {
   SIM_CHECK(sim_comm_check(comm, OP_CREATE));
@@ -229,80 +290,76 @@ SIM_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequ
   int conn = (int)r->ginConnectionType;
   if (conn != NCCL_GIN_CONNECTION_NONE && conn != NCCL_GIN_CONNECTION_FULL && conn != NCCL_GIN_CONNECTION_RAIL)
     return bad("%s is %lld, not an ncclGinConnectionType_t", "ginConnectionType", conn);
-  res_totals tot;
-  SIM_CHECK(check_resources(r, &tot));
+  long long list_signals, list_counters;
+  SIM_CHECK(check_resources(r, &list_signals, &list_counters));
   SIM_CHECK(check_teams(r));
   if (r->lsaMultimem) {
     SIM_WARN(SIM_DEV, "%s: lsaMultimem requested, but multimem is not supported (no multicast)", OP_CREATE);
     return ncclInvalidArgument;
   }
-  long long signals = r->ginSignalCount + tot.signals, counters = r->ginCounterCount + tot.counters;
-  if (signals > INT32_MAX || counters > INT32_MAX) return bad("%s total is %lld, too many", "GIN signal or counter", signals > counters ? signals : counters);
-  bool gin = r->ginForceEnable || conn != NCCL_GIN_CONNECTION_NONE;
-  if (!gin && (signals || counters)) {
+  if (r->ginForceEnable) conn = NCCL_GIN_CONNECTION_FULL; /* NCCL: the deprecated flag means FULL */
+  bool gin = conn != NCCL_GIN_CONNECTION_NONE;
+  /* NCCL's ncclGinResourcesRequested: signals, counters and GIN barriers. */
+  bool gin_wanted = r->ginSignalCount > 0 || r->ginCounterCount > 0 || r->barrierCount > 0 ||
+                    r->railGinBarrierCount > 0 || r->worldGinBarrierCount > 0 || list_signals > 0 || list_counters > 0;
+  if (!gin && gin_wanted) {
     SIM_WARN(SIM_DEV,
-             "%s: requested GIN resources but did not request GIN to be enabled (%lld signal(s), %lld counter(s); "
-             "set ginConnectionType or ginForceEnable)",
-             OP_CREATE, signals, counters);
+             "%s: requested GIN resources but did not request GIN to be enabled (%lld signal(s), %lld counter(s), "
+             "%d hybrid, %d rail and %d world GIN barrier(s); set ginConnectionType)",
+             OP_CREATE, r->ginSignalCount + list_signals, r->ginCounterCount + list_counters, r->barrierCount,
+             r->railGinBarrierCount, r->worldGinBarrierCount);
     return ncclInvalidArgument;
   }
   bool railed = conn == NCCL_GIN_CONNECTION_RAIL;
   if (gin && !all_ranks_gin(comm, railed)) {
     SIM_WARN(SIM_DEV, "%s: requested GIN but not all ranks support GIN (%s; %s is none on some rank)", OP_CREATE,
-             railed ? "RAIL connection" : conn == NCCL_GIN_CONNECTION_FULL ? "FULL connection" : "ginForceEnable",
+             railed ? "RAIL connection" : r->ginForceEnable ? "ginForceEnable" : "FULL connection",
              railed ? "railedGinType (NCCLSIM_RAILED_GIN_TYPE)" : "ginType (NCCLSIM_GIN_TYPE)");
     return ncclInvalidArgument;
   }
-
-  sim_devcomm *d = sim_calloc(1, sizeof *d);
-  if (!d) return ncclSystemError;
-  if (tot.bytes) {
-    cudaError_t e = sim_mem_alloc(&d->resources, tot.bytes, comm->device, SIM_MEM_DEVICE, 4096);
-    if (e != cudaSuccess) {
-      sim_free(d);
-      SIM_WARN(SIM_DEV, "%s: cannot allocate %zu bytes of resource buffers on device %d", OP_CREATE, tot.bytes,
-               comm->device);
-      return ncclSystemError;
-    }
-    memset(d->resources, 0, tot.bytes);
+  if (railed && r->worldGinBarrierCount > 0) {
+    SIM_WARN(SIM_DEV, "%s: cannot create %d world GIN barrier(s) with NCCL_GIN_CONNECTION_RAIL", OP_CREATE,
+             r->worldGinBarrierCount);
+    return ncclInvalidArgument;
   }
-  sim_dev_state *st = comm->clique->area[SIM_AREA_DEV];
-  d->id = atomic_fetch_add(&st->next_id, 1);
-  d->bytes = tot.bytes;
-
-  /* Hand out signal and counter ids (communicator-level first, from 0) and
-   * buffer handles, in list order. */
-  uint32_t sig = (uint32_t)r->ginSignalCount, ctr = (uint32_t)r->ginCounterCount;
-  size_t off = 0;
-  for (ncclDevResourceRequirements_t *q = r->resourceRequirementsList; q; q = q->next) {
-    if (q->outGinSignalStart) *q->outGinSignalStart = sig;
-    if (q->outGinCounterStart) *q->outGinCounterStart = ctr;
-    sig += (uint32_t)q->ginSignalCount;
-    ctr += (uint32_t)q->ginCounterCount;
-    if (q->bufferSize) {
-      size_t a = res_align(q);
-      off = (off + a - 1) & ~(a - 1);
-      if (q->outBufferHandle) *q->outBufferHandle = (ncclDevResourceHandle_t)(off / NCCLSIM_DEV_RESOURCE_UNIT);
-      off += q->bufferSize;
-    } else if (q->outBufferHandle) {
-      *q->outBufferHandle = 0;
-    }
-  }
-  for (ncclTeamRequirements_t *q = r->teamRequirementsList; q; q = q->next)
-    if (q->outMultimemHandle) memset(q->outMultimemHandle, 0, sizeof *q->outMultimemHandle);
 
   ncclDevComm_t dc;
   memset(&dc, 0, sizeof dc);
+  own_barriers own;
+  res_layout lay = {0, r->ginSignalCount, r->ginCounterCount};
+  SIM_CHECK(lay_out(barrier_requirements(comm, r, railed, &dc, &own), r->resourceRequirementsList, &lay));
+
+  char *res = NULL;
+  if (lay.bytes) {
+    size_t alloc = (lay.bytes + NCCLSIM_DEV_RESOURCE_UNIT - 1) & ~(size_t)(NCCLSIM_DEV_RESOURCE_UNIT - 1);
+    cudaError_t e = sim_mem_alloc((void **)&res, alloc, comm->device, SIM_MEM_DEVICE, 4096);
+    if (e != cudaSuccess) {
+      SIM_WARN(SIM_DEV, "%s: cannot allocate %zu bytes of resource buffers on device %d", OP_CREATE, alloc,
+               comm->device);
+      return ncclSystemError;
+    }
+    memset(res, 0, alloc);
+  }
+  sim_dev_state *ds = comm->clique->area[SIM_AREA_DEV];
+  dc.magic = NCCL_API_MAGIC;
+  dc.version = r->version;
   dc.rank = comm->rank;
   dc.nRanks = comm->nranks;
+  dc.nRanks_rcp32 = nccl_rcp32((uint32_t)comm->nranks);
   dc.lsaRank = comm->lsa_rank;
   dc.lsaSize = comm->lsa_size;
+  dc.lsaSize_rcp32 = nccl_rcp32((uint32_t)comm->lsa_size);
   dc.nLsaTeams = comm->clique->nnodes;
   dc.ginType = !gin ? NCCL_GIN_TYPE_NONE : (ncclGinType_t)(railed ? comm->opts.railedGinType : comm->opts.ginType);
   dc.ginConnectionType = (ncclGinConnectionType_t)conn;
-  dc.ginContextCount = gin ? (r->ginContextCount > 0 ? r->ginContextCount : 1) : 0;
-  dc.ginSignalCount = (int)signals;
-  dc.ginCounterCount = (int)counters;
+  dc.ginConnectionCount = gin ? 1 : 0;
+  dc.ginNetDeviceTypes[0] = (uint8_t)dc.ginType; /* ncclNetDeviceType numbers GIN types alike */
+  dc.ginContextCount = gin ? (uint32_t)(r->ginContextCount > 0 ? r->ginContextCount : 1) : 0;
+  dc.ginSignalCount = gin ? (int)lay.signals : 0;
+  dc.ginCounterCount = gin ? (int)lay.counters : 0;
+  dc.ginConnectionsRailed = railed;
+  dc.ginContextsRailed = railed;
+  dc.ginStrongLegacySignals = r->ginStrongSignalsRequired;
   dc.ginStrongSignals = r->ginStrongSignalsRequired;
   dc.ginVaSignals = r->ginVaSignalsRequired;
   dc.ginExclusiveContexts = r->ginExclusiveContexts;
@@ -313,21 +370,44 @@ SIM_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequ
   dc.worldGinBarrierCount = r->worldGinBarrierCount;
   dc.lsaLLA2ABlockCount = r->lsaLLA2ABlockCount;
   dc.lsaLLA2ASlotCount = r->lsaLLA2ASlotCount;
-  dc.resourceBase = d->resources;
-  dc.resourceBytes = tot.bytes;
-  dc.id = d->id;
+  dc.resourceBase = res;
+  dc.resourceBytes = lay.bytes;
+  dc.id = atomic_fetch_add(&ds->next_id, 1);
+  for (ncclTeamRequirements_t *q = r->teamRequirementsList; q; q = q->next)
+    if (q->outMultimemHandle) memset(q->outMultimemHandle, 0, sizeof *q->outMultimemHandle);
 
-  sim_dev_rank *dr = &st->ranks[comm->rank];
+  sim_dev_rank *dr = &ds->ranks[comm->rank];
+  sim_mutex_lock(&dr->lock);
+  uint64_t seq = dr->created;
+  pthread_mutex_unlock(&dr->lock);
+  sim_devcomm *d = sim_calloc(1, sizeof *d);
+  struct ncclsimDevState *st = NULL;
+  ncclResult_t res_ok = d ? sim_dev_state_make(comm, &dc, res, lay.bytes, seq, &st) : ncclSystemError;
+  if (res_ok != ncclSuccess) {
+    sim_free(d);
+    if (res) sim_mem_free(res, SIM_MEM_DEVICE);
+    return res_ok;
+  }
+  d->id = dc.id;
+  d->st = st;
+  dc.sim = st;
+  dc.ginHandles[0] = st;
+  dc.ginSignalShadows = st->shadows;
+  dc.resourceWindow = lay.bytes ? (ncclWindow_t)(void *)&st->res_window : NULL;
+
   sim_mutex_lock(&dr->lock);
   dc.windowTable = &dr->windows;
   d->next = dr->devcomms;
   dr->devcomms = d;
+  dr->created++;
   pthread_mutex_unlock(&dr->lock);
-  atomic_fetch_add(&comm->mem_bytes, (uint64_t)tot.bytes);
+  atomic_fetch_add(&comm->mem_bytes, (uint64_t)lay.bytes);
   *out = dc;
-  SIM_INFO(SIM_DEV, "%s: rank %d: device communicator %llu (GIN %d, connection %d, %d signal(s), %d counter(s))",
-           OP_CREATE, comm->rank, (unsigned long long)dc.id, (int)dc.ginType, conn, dc.ginSignalCount,
-           dc.ginCounterCount);
+  SIM_INFO(SIM_DEV,
+           "%s: rank %d: device communicator %llu (#%llu of the rank; GIN %d, connection %d, %u context(s), %d "
+           "signal(s), %d counter(s), %zu bytes of resources)",
+           OP_CREATE, comm->rank, (unsigned long long)dc.id, (unsigned long long)seq, (int)dc.ginType, conn,
+           dc.ginContextCount, dc.ginSignalCount, dc.ginCounterCount, lay.bytes);
   return ncclSuccess;
 }
 
@@ -352,8 +432,9 @@ SIM_EXPORT ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const ncclDevComm_t 
              op, comm->rank, (unsigned long long)dc->id);
     return ncclInvalidArgument;
   }
-  if (d->resources) sim_mem_free(d->resources, SIM_MEM_DEVICE);
-  atomic_fetch_sub(&comm->mem_bytes, (uint64_t)d->bytes);
+  atomic_fetch_sub(&comm->mem_bytes, (uint64_t)d->st->res_bytes);
+  sim_dev_res_window_forget(d->st);
+  sim_dev_state_free(d->st);
   sim_free(d);
   return ncclSuccess;
 }

@@ -68,3 +68,16 @@ SIM_EXPORT ncclTeam_t ncclTeamRail(ncclComm_t comm) {
   t.stride = rpn;
   return t;
 }
+
+/* NCCL's host rank conversions: team member `rank` as a world rank, or as
+ * an LSA rank (this rank is team.rank; members are team.stride world ranks
+ * apart). -1 for an invalid comm (NCCL ignores errors here). */
+SIM_EXPORT int ncclTeamRankToWorld(ncclComm_t comm, ncclTeam_t team, int rank) {
+  if (!team_comm_ok(comm, "ncclTeamRankToWorld")) return -1;
+  return comm->rank + (rank - team.rank) * team.stride;
+}
+
+SIM_EXPORT int ncclTeamRankToLsa(ncclComm_t comm, ncclTeam_t team, int rank) {
+  if (!team_comm_ok(comm, "ncclTeamRankToLsa")) return -1;
+  return comm->lsa_rank + (rank - team.rank) * team.stride;
+}

@@ -1,0 +1,196 @@
+/*
+ * sim/dev/wait.c — kernels' waits in the device API (barriers, signals,
+ * counters, LL slots, GIN's own), and what they report when they cannot
+ * complete.
+ *
+ * A wait polls, letting the block's other threads run between polls
+ * (__ncclsim_yield) and progressing UCX when the device communicator
+ * spans hosts (GIN from elsewhere lands only then). A GPU would spin
+ * forever on a wait that cannot complete; here it ends at NCCLSIM_TIMEOUT
+ * with a kernel fault (cudaErrorLaunchTimeout) whose message names the
+ * rank, kernel, block and thread, what it waits for, the value it wants
+ * and the value it has, and what every rank's kernels are doing with the
+ * device communicator (each rank records its waits, sim_dev_activity).
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dev_internal.h"
+
+/* ---- activity ---- */
+
+void sim_dev_activity_set(struct ncclsimDevState *st, bool waiting, const char *fmt, ...) {
+  sim_dev_activity *a = &st->act;
+  char what[sizeof a->what], where[sizeof a->where];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  __ncclsim_where(where, sizeof where);
+  memcpy(a->what, what, sizeof what);
+  memcpy(a->where, where, sizeof where);
+  atomic_store_explicit(&a->since, __ncclsim_now_ns(), memory_order_relaxed);
+  atomic_store_explicit(&a->waiting, waiting ? 1 : 0, memory_order_release);
+}
+
+static void activity_done(struct ncclsimDevState *st) {
+  atomic_store_explicit(&st->act.since, __ncclsim_now_ns(), memory_order_relaxed);
+  atomic_store_explicit(&st->act.waiting, 0, memory_order_release);
+}
+
+void sim_dev_activity_report(struct ncclsimDevState *st, char *buf, size_t len) {
+  size_t n = 0;
+  uint64_t now = __ncclsim_now_ns();
+  const sim_net_map *m = st->clique->net;
+  buf[0] = 0;
+  for (int r = 0; r < st->nranks && n < len; r++) {
+    int w;
+    if (sim_net_remote(m, r)) {
+      w = snprintf(buf + n, len - n, "; rank %d: on another simulated host (not visible from here)", r);
+    } else {
+      struct ncclsimDevState *p = st->group ? atomic_load_explicit(&st->group->rank[r], memory_order_acquire) : NULL;
+      if (!p) {
+        w = snprintf(buf + n, len - n, "; rank %d: has no device communicator #%llu (not created yet, or destroyed)",
+                     r, (unsigned long long)st->seq);
+      } else {
+        int waiting = atomic_load_explicit(&p->act.waiting, memory_order_acquire);
+        uint64_t since = atomic_load_explicit(&p->act.since, memory_order_relaxed);
+        char what[sizeof p->act.what], where[sizeof p->act.where];
+        memcpy(what, p->act.what, sizeof what);
+        memcpy(where, p->act.where, sizeof where);
+        what[sizeof what - 1] = where[sizeof where - 1] = 0;
+        double ago = since && now > since ? (double)(now - since) / 1e9 : 0.0;
+        if (!since)
+          w = snprintf(buf + n, len - n, "; rank %d: no device-API call from a kernel yet", r);
+        else if (waiting)
+          w = snprintf(buf + n, len - n, "; rank %d: %s: waits for %s (for %.1f s)", r, where, what, ago);
+        else
+          w = snprintf(buf + n, len - n, "; rank %d: not waiting in the device API (last, %.1f s ago: %s, %s)", r, ago,
+                       what, where);
+      }
+    }
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+}
+
+/* ---- waits ---- */
+
+static uint64_t load(const void *addr, int bytes, int acquire) {
+  int mo = acquire ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED;
+  return bytes == 4 ? __atomic_load_n((const uint32_t *)addr, mo) : __atomic_load_n((const uint64_t *)addr, mo);
+}
+
+/* least <= v in `bits` bits of rolling arithmetic (nccl::utility::rollingLessEq). */
+static bool met(uint64_t least, uint64_t v, int bits) {
+  uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  return ((v - least) & mask) <= (mask >> 1);
+}
+
+static const char *kind_name(int kind) {
+  switch (kind) {
+  case NCCLSIM_WAIT_LSA_BARRIER: return "LSA barrier";
+  case NCCLSIM_WAIT_GIN_BARRIER: return "GIN barrier";
+  case NCCLSIM_WAIT_SIGNAL: return "GIN signal";
+  case NCCLSIM_WAIT_VA_SIGNAL: return "GIN VA signal";
+  case NCCLSIM_WAIT_COUNTER: return "GIN counter";
+  case NCCLSIM_WAIT_LL_SLOT: return "LL all-to-all slot";
+  default: return "device-API wait";
+  }
+}
+
+/* "LSA barrier 3 (rank 1's arrival)" and the like. */
+static void describe(const ncclsimDevWait *w, char *buf, size_t len) {
+  int n = snprintf(buf, len, "%s %d", kind_name(w->kind), w->index);
+  if (n < 0 || (size_t)n >= len) return;
+  if (w->kind == NCCLSIM_WAIT_VA_SIGNAL) n = snprintf(buf, len, "%s at window offset %d", kind_name(w->kind), w->index);
+  if (n >= 0 && (size_t)n < len && w->context >= 0) n += snprintf(buf + n, len - n, " of GIN context %d", w->context);
+  if (n >= 0 && (size_t)n < len && w->peer >= 0)
+    snprintf(buf + n, len - n, w->kind == NCCLSIM_WAIT_LSA_BARRIER ? " (rank %d's arrival)" : " (rank %d's signal)",
+             w->peer);
+}
+
+static void __attribute__((noreturn)) timed_out(struct ncclsimDevState *st, const char *what, const char *values) {
+  char where[256], peers[3072];
+  __ncclsim_where(where, sizeof where);
+  peers[0] = 0;
+  if (st) sim_dev_activity_report(st, peers, sizeof peers);
+  __ncclsim_fault(cudaErrorLaunchTimeout,
+                  "rank %d: %s: waited NCCLSIM_TIMEOUT=%s s for %s%s, which cannot complete (on a GPU this kernel "
+                  "would hang)%s",
+                  st ? st->rank : -1, where, sim_param_text(SIM_P_TIMEOUT), what, values, peers);
+  abort(); /* a host thread that called device code */
+}
+
+SIM_EXPORT uint64_t ncclsimDevWaitFor(const void *addr, int bytes, uint64_t least, int bits, int acquire,
+                           const ncclsimDevWait *w) {
+  uint64_t v = load(addr, bytes, acquire);
+  if (met(least, v, bits)) return v;
+  struct ncclsimDevState *st = w && w->comm ? sim_dev_self(w->comm, "a device-API wait") : NULL;
+  char what[192];
+  if (w) describe(w, what, sizeof what);
+  else snprintf(what, sizeof what, "a device-API wait");
+  if (st) sim_dev_activity_set(st, true, "%s (>= %llu)", what, (unsigned long long)least);
+  uint64_t t0 = __ncclsim_now_ns(), limit = __ncclsim_timeout_ns();
+  for (;;) {
+    __ncclsim_yield(what);
+    if (st && st->nhosts_elsewhere) sim_dev_net_progress(st);
+    v = load(addr, bytes, acquire);
+    if (met(least, v, bits)) break;
+    if (__ncclsim_now_ns() - t0 > limit) {
+      char values[128];
+      uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+      snprintf(values, sizeof values, " (wants a value >= %llu, has %llu; %d-bit rolling compare)",
+               (unsigned long long)(least & mask), (unsigned long long)(v & mask), bits);
+      timed_out(st, what, values);
+    }
+  }
+  if (st) activity_done(st);
+  return v;
+}
+
+SIM_EXPORT int ncclsimDevWaitCycles(const void *addr, int bytes, uint64_t least, int bits, int acquire, uint64_t timeoutCycles,
+                         const ncclsimDevWait *w) {
+  if (met(least, load(addr, bytes, acquire), bits)) return 0;
+  struct ncclsimDevState *st = w && w->comm ? sim_dev_self(w->comm, "a device-API wait") : NULL;
+  char what[192];
+  if (w) describe(w, what, sizeof what);
+  else snprintf(what, sizeof what, "a device-API wait");
+  if (st) sim_dev_activity_set(st, true, "%s (>= %llu, timeout of %llu cycles)", what, (unsigned long long)least,
+                               (unsigned long long)timeoutCycles);
+  uint64_t c0 = __builtin_ia32_rdtsc(), t0 = __ncclsim_now_ns(), limit = __ncclsim_timeout_ns();
+  int rc = 0;
+  for (;;) {
+    __ncclsim_yield(what);
+    if (st && st->nhosts_elsewhere) sim_dev_net_progress(st);
+    uint64_t v = load(addr, bytes, acquire);
+    if (met(least, v, bits)) break;
+    if (__builtin_ia32_rdtsc() - c0 >= timeoutCycles) {
+      rc = 1;
+      break;
+    }
+    if (__ncclsim_now_ns() - t0 > limit) {
+      char values[128];
+      snprintf(values, sizeof values, " (wants a value >= %llu, has %llu)", (unsigned long long)least,
+               (unsigned long long)v);
+      timed_out(st, what, values);
+    }
+  }
+  if (st) activity_done(st);
+  return rc;
+}
+
+void sim_dev_poll(struct ncclsimDevState *st, bool (*ready)(void *), void *arg, const char *what) {
+  if (ready(arg)) return;
+  sim_dev_activity_set(st, true, "%s", what);
+  uint64_t t0 = __ncclsim_now_ns(), limit = __ncclsim_timeout_ns();
+  while (!ready(arg)) {
+    __ncclsim_yield(what);
+    if (st->nhosts_elsewhere) sim_dev_net_progress(st);
+    if (__ncclsim_now_ns() - t0 > limit) timed_out(st, what, "");
+  }
+  activity_done(st);
+}
