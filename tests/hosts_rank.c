@@ -69,6 +69,34 @@ static int fail(const char *what, ncclResult_t r) {
   return 1;
 }
 
+/* disagree and twice: the process of rank 0 holds the bootstrap root, which
+ * must outlive the others' inits (a rank whose hello comes after it ended
+ * could not reach it). The others leave IDFILE.done.FIRST, holding their
+ * COUNT, once their init has ended; rank 0's process waits (up to 120 s:
+ * a sibling's progress, not a timing) until the others' ranks are all
+ * done. */
+static void init_ended(const char *idfile, int first, int count, int nranks) {
+  char path[4096];
+  if (first != 0) {
+    snprintf(path, sizeof path, "%s.done.%d", idfile, first);
+    FILE *f = fopen(path, "w");
+    if (f) fprintf(f, "%d\n", count), fclose(f);
+    return;
+  }
+  for (int i = 0; i < 12000; i++) {
+    int done = 0;
+    for (int r = 1; r < nranks; r++) {
+      snprintf(path, sizeof path, "%s.done.%d", idfile, r);
+      FILE *f = fopen(path, "r");
+      int c = 0;
+      if (f && fscanf(f, "%d", &c) == 1) done += c;
+      if (f) fclose(f);
+    }
+    if (done >= nranks - count) return;
+    usleep(10000);
+  }
+}
+
 static int read_id(const char *path, ncclUniqueId *id) {
   for (int i = 0; i < 3000 * slowdown(); i++) { /* 30 s times the build's slowdown */
     FILE *f = fopen(path, "rb");
@@ -602,6 +630,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < count; i++)
       if (comms[i]) ncclCommAbort(comms[i]);
     fprintf(stderr, "hosts_rank: rank %d: init failed as %s: %s\n", first, ncclGetErrorString(r), last);
+    if (disagree || twice) init_ended(argv[5], first, count, nranks);
     if (badkey)
       return r == ncclInvalidUsage && strstr(last, "key") ? 0 : fail("badkey: init did not fail with ncclInvalidUsage naming the key", r);
     if (!strcmp(mode, "missing") || !strcmp(mode, "badkey"))

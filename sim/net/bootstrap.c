@@ -147,18 +147,23 @@ static key_rec *key_find(uint64_t secret) {
 }
 
 /* A hello that disagrees with round r (`why`, naming both values): every
- * rank of r, and the newcomer on fd, is told, and k is spent with the
- * reason. Takes fd; frees r. */
-static void round_fail(round *r, key_rec *k, int fd, const char *why) {
+ * rank of r, and the newcomer on fd (of process pid), is told, and k is
+ * spent with the reason. Ranks of other processes are told first: this
+ * process's own ranks, told last, may end it (and this thread) as soon as
+ * they know. Takes fd; frees r. */
+static void round_fail(round *r, key_rec *k, int fd, int pid, const char *why) {
   char msg[SIM_NET_WHY];
   snprintf(msg, sizeof msg, "the bootstrap root failed the ranks of this unique id, which disagree: %s", why);
   SIM_WARN(SIM_INIT, "%s", msg);
-  for (int i = 0; i < r->nranks; i++)
-    if (r->fd[i] >= 0) {
-      answer_fail(r->fd[i], ncclInvalidUsage, msg);
-      r->fd[i] = -1;
-    }
-  answer_fail(fd, ncclInvalidUsage, msg);
+  int self = (int)getpid();
+  if (pid != self) answer_fail(fd, ncclInvalidUsage, msg);
+  for (int own = 0; own < 2; own++)
+    for (int i = 0; i < r->nranks; i++)
+      if (r->fd[i] >= 0 && (r->entry[i].pid == self) == own) {
+        answer_fail(r->fd[i], ncclInvalidUsage, msg);
+        r->fd[i] = -1;
+      }
+  if (pid == self) answer_fail(fd, ncclInvalidUsage, msg);
   k->used = true;
   k->why = strdup(why); /* NULL: later ranks hear only that the id is spent */
   round **pp = &root.rounds;
@@ -217,7 +222,7 @@ static void on_hello(int fd, const sim_net_hello *h, uint8_t *addr) {
     free(addr);
     snprintf(why, sizeof why, "rank %d says nranks=%d, rank(s) before it said %d", (int)h->rank, (int)h->nranks,
              r->nranks);
-    round_fail(r, k, fd, why);
+    round_fail(r, k, fd, (int)h->pid, why);
     return;
   }
   if (h->rank < 0 || h->rank >= r->nranks) { /* sim_init_rank checks it: not an ncclsim rank's hello */
@@ -235,7 +240,7 @@ static void on_hello(int fd, const sim_net_hello *h, uint8_t *addr) {
     free(addr);
     snprintf(why, sizeof why, "rank %d of %d was claimed twice: by process %d on host %s, and by process %d on "
              "host %s", (int)h->rank, r->nranks, (int)e->pid, e->host, (int)h->pid, host);
-    round_fail(r, k, fd, why);
+    round_fail(r, k, fd, (int)h->pid, why);
     return;
   }
   r->fd[h->rank] = fd;
