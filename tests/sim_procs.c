@@ -549,46 +549,61 @@ static void timeout_env_back(void) {
   ncclsimParamSet("TIMEOUT", NULL);
 }
 
-/* Two ranks with different nranks for one id: the second to arrive is
- * refused, and the message names both values. Rank 1 arrives second: 100
- * ms times the slowdown after rank 0, which waits 2 s times it. */
+/* Ranks as processes that disagree at init: every one of them fails at
+ * once with ncclInvalidUsage, its message saying `want` and `want2`
+ * (ncclTimeout would be NCCLSIM_TIMEOUT, 60 s times the slowdown here,
+ * run out). */
+static void disagreeing_init(int rank, int nranks, int as_rank, const char *want, const char *want2) {
+  ncclComm_t comm = NULL;
+  ncclResult_t r = ncclCommInitRank(&comm, nranks, box->id, as_rank);
+  char m[512];
+  snprintf(m, sizeof m, "%s", ncclGetLastError(comm));
+  CHILD_CHECK(rank, r == ncclInvalidUsage, "init with nranks %d as rank %d: %s: %.160s", nranks, as_rank,
+              ncclGetErrorString(r), m);
+  CHILD_CHECK(rank, strstr(m, want) && strstr(m, want2), "message: %.230s", m + (strlen(m) > 230 ? strlen(m) - 230 : 0));
+  if (comm) ncclCommDestroy(comm);
+}
+
+static void run_disagreeing(int n, child_fn fn) {
+  timeout_env(60);
+  assert_int_equal(run_procs(n, fn), 0);
+  timeout_env_back();
+}
+
+/* Two ranks with different nranks for one id: both fail, in whichever
+ * order they came, and each message names both values. */
 static void nranks_body(int rank, int n) {
   (void)n;
-  if (rank == 1) usleep((useconds_t)(scaled(0.1) * 1e6));
-  ncclComm_t comm;
-  ncclResult_t r = ncclCommInitRank(&comm, rank == 0 ? 2 : 3, box->id, rank);
-  if (rank == 1) {
-    CHILD_CHECK(rank, r == ncclInvalidUsage, "nranks 3 after 2: %d", (int)r);
-    const char *m = ncclGetLastError(NULL);
-    CHILD_CHECK(rank, strstr(m, "nranks is 3") && strstr(m, "said 2"), "message: %s", m);
-    return;
-  }
-  CHILD_CHECK(rank, r == ncclTimeout || r != ncclSuccess, "rank 0 alone: %d", (int)r);
+  disagreeing_init(rank, rank == 0 ? 2 : 3, rank, "nranks", rank == 0 ? "3" : "2");
 }
 
 static void test_nranks_disagree(void **state) {
   (void)state;
-  timeout_env(2);
-  assert_int_equal(run_procs(2, nranks_body), 0);
-  timeout_env_back();
+  run_disagreeing(2, nranks_body);
 }
 
+/* Two processes claim rank 0 of 3: both fail, and so does rank 1. */
 static void same_rank_body(int rank, int n) {
   (void)n;
-  if (rank == 1) usleep((useconds_t)(scaled(0.1) * 1e6)); /* second, as in nranks_body */
-  ncclComm_t comm;
-  ncclResult_t r = ncclCommInitRank(&comm, 3, box->id, 0); /* both claim rank 0 */
-  if (rank == 1) {
-    CHILD_CHECK(rank, r == ncclInvalidUsage, "a second rank 0: %d", (int)r);
-    CHILD_CHECK(rank, strstr(ncclGetLastError(NULL), "joined twice"), "message: %s", ncclGetLastError(NULL));
-  }
+  disagreeing_init(rank, 3, rank == 2 ? 1 : 0, "rank 0", "twice");
 }
 
 static void test_same_rank(void **state) {
   (void)state;
-  timeout_env(2);
-  assert_int_equal(run_procs(2, same_rank_body), 0);
-  timeout_env_back();
+  run_disagreeing(3, same_rank_body);
+}
+
+/* Processes whose NCCLSIM_RANKS_PER_NODE differ (2, 2 and 1): all three
+ * fail once the last is in, naming both layouts. */
+static void layout_body(int rank, int n) {
+  (void)n;
+  CHILD_CHECK(rank, ncclsimParamSet("RANKS_PER_NODE", rank == 2 ? "1" : "2") == ncclSuccess, "RANKS_PER_NODE");
+  disagreeing_init(rank, 3, rank, "rank 0 has ranksPerNode 2 and rank 2 has 1", "disagree");
+}
+
+static void test_layout_disagree(void **state) {
+  (void)state;
+  run_disagreeing(3, layout_body);
 }
 
 /* An id handed to a process that does not share ncclsim's state (a fresh
@@ -897,7 +912,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_processes_of_threads), cmocka_unit_test(test_windows_2),      cmocka_unit_test(test_windows_4),
       cmocka_unit_test(test_kill9),          cmocka_unit_test(test_nranks_disagree),
       cmocka_unit_test(test_grow),           cmocka_unit_test(test_shrink_after_death),
-      cmocka_unit_test(test_same_rank),      cmocka_unit_test(test_id_from_unshared_process),
+      cmocka_unit_test(test_same_rank),      cmocka_unit_test(test_layout_disagree),      cmocka_unit_test(test_id_from_unshared_process),
       cmocka_unit_test(test_id_from_other_job), cmocka_unit_test(test_init_too_late),
       cmocka_unit_test(test_job_started_apart), cmocka_unit_test(test_job_layouts_differ),
       cmocka_unit_test(test_trace_after_clique_freed),
