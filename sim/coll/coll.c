@@ -116,7 +116,9 @@ static void coll_describe(sim_task *base, char *buf, size_t len) {
   int n = describe_call(t, buf, len);
   if (n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " #%llu", (unsigned long long)t->seq);
   sim_rv *rv = t->round;
-  if (n >= 0 && (size_t)n < len && t->small) {
+  /* t->small is set by the owner's worker at post, without the lock: read
+   * atomically, as small.c does t->small_written. */
+  if (n >= 0 && (size_t)n < len && __atomic_load_n(&t->small, __ATOMIC_RELAXED)) {
     snprintf(buf + n, len - (size_t)n, ": waiting for the other ranks' call #%llu (%d of %d posted)",
              (unsigned long long)t->seq, coll_small_count(coll_state_of(base->comm->clique)->small, t),
              base->comm->clique->nranks);
@@ -285,7 +287,7 @@ static ncclResult_t coll_post(sim_task *base) {
   complete_arg a = {c, me};
   coll_state *st = coll_state_of(c);
   coll_small *sm = small_of(c);
-  t->small = coll_small_takes(sm, t);
+  __atomic_store_n(&t->small, coll_small_takes(sm, t), __ATOMIC_RELAXED); /* coll_describe reads it */
   if (sm) coll_small_post(sm, t); /* its call, for the small ranks to compare */
   if (t->small) return ncclSuccess;
   sim_rv *rv;

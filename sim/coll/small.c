@@ -133,6 +133,10 @@ static bool slot_free(void *arg) {
   return t->seq < m + SMALL_SLOTS;
 }
 
+/* t->small_written is the owner's, but a timeout's dump of the pending
+ * operations (coll_describe, from another rank's thread) reads it too: it
+ * is stored and read there with atomic builtins (a plain bool in
+ * coll_task; ThreadSanitizer caught the dump racing with write_part). */
 static void write_part(coll_small *sm, coll_task *t) {
   sim_clique *c = t->base.comm->clique;
   int me = t->base.comm->rank;
@@ -140,12 +144,12 @@ static void write_part(coll_small *sm, coll_task *t) {
   coll_signature(t, &p->sig);
   if (t->small) memcpy(p->data, c->tp->map_peer(c, me, (void *)t->send), t->count * sim_dtype_size(t->dt));
   atomic_store_explicit(&p->tag, t->seq + 1, memory_order_release);
-  t->small_written = true;
+  __atomic_store_n(&t->small_written, true, __ATOMIC_RELAXED);
   sim_waitq_wake(&sm->wq);
 }
 
 void coll_small_post(coll_small *sm, coll_task *t) {
-  t->small_written = false;
+  __atomic_store_n(&t->small_written, false, __ATOMIC_RELAXED);
   if (slot_free(t)) write_part(sm, t);
 }
 
@@ -168,7 +172,7 @@ static bool failed(const round_arg *a) {
 }
 
 int coll_small_count(coll_small *sm, const coll_task *t) {
-  int n = t->small_written, me = t->base.comm->rank;
+  int n = __atomic_load_n(&t->small_written, __ATOMIC_RELAXED), me = t->base.comm->rank;
   for (int r = 0; r < sm->nranks; r++)
     n += r != me && atomic_load_explicit(&part_of(sm, t->seq, r)->tag, memory_order_acquire) == t->seq + 1;
   return n;
