@@ -22,6 +22,7 @@ __global__ void fill_n(T *p) {
 }
 
 __global__ void empty() {}
+__global__ void roomy() {} /* its shared memory attribute is raised */
 
 __global__ void __launch_bounds__(128, 2) bounded(int *p) { p[threadIdx.x] = 1; }
 
@@ -126,10 +127,14 @@ static void test_cuda_launch_kernel(void **state) {
   float hf[4];
   assert_int_equal(cudaMemcpy(hf, f, sizeof hf, cudaMemcpyDeviceToHost), cudaSuccess);
   for (int i = 0; i < 4; i++) assert_true(hf[i] == 1.5f);
-  /* not a kernel, and no arguments for one that takes three */
+  /* not a kernel (CUDA 13 on an H100: a host function is an invalid
+   * resource handle, NULL an invalid device function), and no arguments
+   * for one that takes three */
   assert_int_equal(cudaLaunchKernel((const void *)&test_cuda_launch_kernel, dim3(1), dim3(1), NULL, 0, 0),
-                   cudaErrorInvalidDeviceFunction);
-  assert_int_equal(cudaGetLastError(), cudaErrorInvalidDeviceFunction);
+                   cudaErrorInvalidResourceHandle);
+  assert_int_equal(cudaGetLastError(), cudaErrorInvalidResourceHandle);
+  assert_int_equal(cudaLaunchCooperativeKernel((const void *)&test_cuda_launch_kernel, dim3(1), dim3(1), NULL, 0, 0),
+                   cudaErrorInvalidResourceHandle);
   assert_int_equal(cudaLaunchKernel((const void *)fill, dim3(1), dim3(1), NULL, 0, 0), cudaErrorInvalidValue);
   assert_int_equal(cudaLaunchKernel((const void *)NULL, dim3(1), dim3(1), NULL, 0, 0),
                    cudaErrorInvalidDeviceFunction);
@@ -273,7 +278,11 @@ static void test_func_attributes(void **state) {
   assert_int_equal(cudaFuncGetAttributes(&a, fill), cudaSuccess);
   assert_int_equal(a.maxThreadsPerBlock, 1024);
   assert_int_equal(a.maxDynamicSharedSizeBytes, 48 * 1024);
-  assert_int_equal(cudaFuncGetAttributes(&a, (const void *)&test_func_attributes), cudaErrorInvalidDeviceFunction);
+  assert_int_equal(cudaFuncGetAttributes(&a, (const void *)&test_func_attributes), cudaErrorInvalidResourceHandle);
+  assert_int_equal(cudaFuncGetAttributes(&a, (const void *)NULL), cudaErrorInvalidDeviceFunction);
+  assert_int_equal(cudaFuncSetAttribute((const void *)&test_func_attributes, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        1024),
+                   cudaErrorInvalidResourceHandle);
   assert_int_equal(cudaFuncGetAttributes(NULL, fill), cudaErrorInvalidValue);
   assert_int_equal(cudaFuncSetAttribute(fill, cudaFuncAttributePreferredSharedMemoryCarveout, 50), cudaSuccess);
   assert_int_equal(cudaFuncSetAttribute(fill, cudaFuncAttributePreferredSharedMemoryCarveout, 101),
@@ -286,8 +295,19 @@ static void test_func_attributes(void **state) {
   assert_int_equal(n, 8);
   assert_int_equal(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, empty, 1024, 0), cudaSuccess);
   assert_int_equal(n, 2);
-  assert_int_equal(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, empty, 64, 100 * 1024), cudaSuccess);
+  /* dynamic shared memory past the kernel's attribute: none (measured) */
+  assert_int_equal(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, roomy, 64, 100 * 1024), cudaSuccess);
+  assert_int_equal(n, 0);
+  assert_int_equal(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, roomy, 64, 48 * 1024), cudaSuccess);
+  assert_int_equal(n, 4);
+  assert_int_equal(cudaFuncSetAttribute(roomy, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024), cudaSuccess);
+  assert_int_equal(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, roomy, 64, 100 * 1024), cudaSuccess);
   assert_int_equal(n, 2);
+  assert_int_equal(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, roomy, 64, 210 * 1024), cudaSuccess);
+  assert_int_equal(n, 0);
+  assert_int_equal(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, (const void *)&test_func_attributes, 64, 0),
+                   cudaErrorInvalidResourceHandle);
+  cudaGetLastError();
   assert_int_equal(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, bounded, 256, 0), cudaSuccess);
   assert_int_equal(n, 0); /* over its bounds */
   int grid = 0, block = 0;

@@ -165,15 +165,30 @@ static void test_printf(void **state) {
   assert_true(a < k && k < b);
   assert_non_null(strstr(out, "block 0 thread 0 says 42"));
   free(out);
+  /* the limits, each the device's: CUDA 13's defaults on an H100, measured */
   size_t v = 0;
   assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitPrintfFifoSize), cudaSuccess);
-  assert_int_equal(v, 1 << 20);
+  assert_int_equal(v, 8650752);
   assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitStackSize), cudaSuccess);
-  assert_true(v >= 16 * 1024);
+  assert_int_equal(v, 1024);
+  assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitMallocHeapSize), cudaSuccess);
+  assert_int_equal(v, 8 << 20);
+  assert_int_equal(cudaDeviceSetLimit(cudaLimitStackSize, 64 << 10), cudaSuccess);
+  assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitStackSize), cudaSuccess);
+  assert_int_equal(v, 64 << 10);
   assert_int_equal(cudaDeviceSetLimit(cudaLimitDevRuntimeSyncDepth, 4), cudaErrorUnsupportedLimit);
+  assert_int_equal(cudaDeviceGetLimit(&v, (enum cudaLimit)77), cudaErrorInvalidValue);
+  assert_int_equal(cudaDeviceGetLimit(NULL, cudaLimitStackSize), cudaErrorInvalidValue);
+  /* refused once a kernel printed on the device, as CUDA does, and 0 */
+  assert_int_equal(cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 4 << 20), cudaErrorInvalidValue);
+  assert_int_equal(cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 0), cudaErrorInvalidValue);
   cudaGetLastError();
-  /* a small buffer: what does not fit is lost, and said so */
+  /* on a device that has not printed, a small buffer: what does not fit
+   * is lost, and said so; device 0's limit is not changed */
+  assert_int_equal(cudaSetDevice(1), cudaSuccess);
   assert_int_equal(cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 40), cudaSuccess);
+  assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitStackSize), cudaSuccess);
+  assert_int_equal(v, 1024);
   capture o, e;
   capture_start(&o, 1);
   capture_start(&e, 2);
@@ -184,9 +199,12 @@ static void test_printf(void **state) {
   assert_non_null(strstr(out, "block 0 thread 0 says 7"));
   assert_null(strstr(out, "thread 3"));
   assert_non_null(strstr(err, "device printf output were lost"));
+  assert_non_null(strstr(err, "(cudaLimitPrintfFifoSize, 40 bytes)"));
   free(out);
   free(err);
-  assert_int_equal(cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 1 << 20), cudaSuccess);
+  assert_int_equal(cudaSetDevice(0), cudaSuccess);
+  assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitPrintfFifoSize), cudaSuccess);
+  assert_int_equal(v, 8650752);
 }
 
 int main(void) {

@@ -76,6 +76,13 @@ int main() {
   say("cooperative, one block more");
   cudaLaunchKernel((void *)main, dim3(1), dim3(1), NULL, 0, 0);
   say("cudaLaunchKernel of a host function");
+  cudaLaunchKernel(NULL, dim3(1), dim3(1), NULL, 0, 0);
+  say("cudaLaunchKernel of NULL");
+  size_t limit[3] = {0, 0, 0};
+  cudaDeviceGetLimit(&limit[0], cudaLimitPrintfFifoSize);
+  cudaDeviceGetLimit(&limit[1], cudaLimitStackSize);
+  cudaDeviceGetLimit(&limit[2], cudaLimitMallocHeapSize);
+  printf("limits: printf FIFO %zu bytes, stack %zu bytes, heap %zu bytes\n", limit[0], limit[1], limit[2]);
   cudaStream_t s;
   cudaStreamCreate(&s);
   cudaStreamDestroy(s);

@@ -11,10 +11,14 @@
  * Devices and the allocation registry (cuda/device.c, cuda/memory.c). */
 int sim_device_count(void);
 int sim_current_device(void);
-/* A kernel's fault, sticky on `device` (kernel/): every later CUDA call
- * there returns it, as on a GPU whose context the fault lost. The first
- * stays. sim_cuda_sticky: cudaSuccess, or the device's fault. */
+/* A kernel's fault on `device` (kernel/): as on a GPU, the process's
+ * contexts are lost, and every later CUDA call on a device it had one on
+ * returns the fault (the first stays); a device it had none on answers
+ * cudaErrorDevicesUnavailable. sim_cuda_sticky: cudaSuccess, or what a
+ * call on `device` returns. sim_cuda_context_drop: cudaDeviceReset's end
+ * of the device's context. */
 void sim_cuda_sticky_set(int device, cudaError_t err);
+void sim_cuda_context_drop(int device);
 /* Records err as the calling thread's last CUDA error (cudaGetLastError)
  * and returns it; cudaSuccess is returned untouched (cuda/device.c). */
 cudaError_t sim_cuda_error(cudaError_t err);

@@ -127,6 +127,7 @@ SIM_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr at
   case cudaDevAttrIpcEventSupport: v = p.ipcEventSupported; break;
   case cudaDevAttrNumaId: v = p.deviceNumaId; break;
   case cudaDevAttrHostNumaId: v = p.hostNumaId; break;
+  case cudaDevAttrComputeMode: v = 0; break; /* cudaComputeModeDefault, as the H100 hosts measured */
   default:
     /* CUDA answers every attribute it knows; ncclsim answers those host
      * code asks, and says which it does not know rather than invent one. */

@@ -42,6 +42,7 @@ SIM_EXPORT cudaError_t cudaDeviceReset(void) {
   } while (r.n == BATCH);
   sim_mempool_reset_device(device);
   sim_peer_reset_device(device);
+  sim_cuda_context_drop(device); /* the next call makes one, unless a kernel faulted */
   cudaGetLastError();
   return cudaSuccess;
 }

@@ -167,6 +167,8 @@ kentry *sim_k_lookup(const void *kernel, bool make);
 /* The shared memory a block of k may have: 48 KiB, or what
  * cudaFuncSetAttribute raised it to. */
 size_t sim_k_smem_limit(const kentry *k);
+/* A call on func, which is not a kernel: its CUDA error, recorded. */
+cudaError_t sim_k_not_kernel(const void *func);
 
 /* Blocks of `threads` threads using `smem` bytes of shared memory that an
  * H100 multiprocessor holds (launch.c). */

@@ -210,7 +210,7 @@ static cudaError_t launch_packed(const void *func, dim3 grid, dim3 block, void *
   kentry *k = func ? sim_k_lookup(func, false) : NULL;
   if (!k || !k->pack) {
     SIM_WARN(SIM_KERNEL, "cudaLaunchKernel: %p is not a kernel compiled by ncclsim's compiler driver", func);
-    return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+    return k ? sim_cuda_error(cudaErrorInvalidDeviceFunction) : sim_k_not_kernel(func);
   }
   if (!args && k->nargs) {
     SIM_WARN(SIM_KERNEL, "cudaLaunchKernel: args is NULL for %s, which takes %u arguments",

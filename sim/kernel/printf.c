@@ -21,6 +21,7 @@
 typedef struct fifo {
   pthread_mutex_t lock;
   char *buf;
+  size_t cap; /* the device's cudaLimitPrintfFifoSize when it was made */
   size_t len;
   size_t lost;
 } fifo;
@@ -28,7 +29,17 @@ typedef struct fifo {
 enum { DEVICES = 4096 };
 static fifo *fifos[DEVICES];
 static pthread_mutex_t fifos_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic size_t fifo_size = 1 << 20; /* CUDA's default */
+
+/* The limits are the device's, as a context's are in CUDA; each holds 0
+ * (never set: CUDA 13's default on an H100, measured) or the value + 1. */
+enum limit_kind { L_PRINTF, L_STACK, L_HEAP, L_KINDS };
+static const size_t limit_default[L_KINDS] = {8650752, 1024, 8 << 20};
+static _Atomic size_t limit_set[L_KINDS][DEVICES];
+
+static size_t limit_get(enum limit_kind kind, int device) {
+  size_t v = device >= 0 && device < DEVICES ? atomic_load(&limit_set[kind][device]) : 0;
+  return v ? v - 1 : limit_default[kind];
+}
 
 static fifo *fifo_of(int device, bool make) {
   if (device < 0 || device >= DEVICES) return NULL;
@@ -70,12 +81,12 @@ SIM_EXPORT int __ncclsim_printf(const char *fmt, ...) {
   if (n >= (int)sizeof small && (text = malloc((size_t)n + 1))) vsnprintf(text, (size_t)n + 1, fmt, ap2);
   va_end(ap2);
   if (n < 0 || !text) return -2;
-  fifo *f = fifo_of(sim_k_grid ? sim_k_grid->device : sim_current_device(), true);
+  int device = sim_k_grid ? sim_k_grid->device : sim_current_device();
+  fifo *f = fifo_of(device, true);
   if (!f) return -2;
   pthread_mutex_lock(&f->lock);
-  size_t cap = atomic_load(&fifo_size);
-  if (!f->buf) f->buf = malloc(cap);
-  if (f->buf && f->len + (size_t)n <= cap) {
+  if (!f->buf && (f->buf = malloc(limit_get(L_PRINTF, device)))) f->cap = limit_get(L_PRINTF, device);
+  if (f->buf && f->len + (size_t)n <= f->cap) {
     memcpy(f->buf + f->len, text, (size_t)n);
     f->len += (size_t)n;
   } else {
@@ -99,7 +110,7 @@ void sim_k_printf_flush(int device) {
     fprintf(stderr,
             "ncclsim: device %d: %zu bytes of device printf output were lost: the printf buffer "
             "(cudaLimitPrintfFifoSize, %zu bytes) was full\n",
-            device, f->lost, atomic_load(&fifo_size));
+            device, f->lost, f->cap);
     f->lost = 0;
   }
   pthread_mutex_unlock(&f->lock);
@@ -116,45 +127,56 @@ __attribute__((constructor)) static void printf_hooks(void) {
 }
 
 SIM_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
+  int device = sim_current_device();
   switch (limit) {
   case cudaLimitPrintfFifoSize: {
-    if (value == 0) return sim_cuda_error(cudaErrorInvalidValue);
-    /* CUDA refuses it once a kernel ran; ncclsim resizes the buffers it
-     * has not made yet, and drops the others' text only by flushing it. */
-    pthread_mutex_lock(&fifos_lock);
-    atomic_store(&fifo_size, value);
-    for (int d = 0; d < DEVICES; d++) {
-      fifo *f = fifos[d];
-      if (!f) continue;
-      pthread_mutex_unlock(&fifos_lock);
-      sim_k_printf_flush(d);
-      pthread_mutex_lock(&f->lock);
-      free(f->buf);
-      f->buf = NULL;
-      pthread_mutex_unlock(&f->lock);
-      pthread_mutex_lock(&fifos_lock);
+    if (value == 0) {
+      SIM_WARN(SIM_KERNEL, "cudaDeviceSetLimit: cudaLimitPrintfFifoSize of 0 bytes");
+      return sim_cuda_error(cudaErrorInvalidValue);
     }
+    /* CUDA refuses it once a kernel that prints ran (measured); here once
+     * a kernel printed on the device, as its buffer is made then. */
+    pthread_mutex_lock(&fifos_lock);
+    bool made = device >= DEVICES || fifos[device];
+    if (!made) atomic_store(&limit_set[L_PRINTF][device], value + (value != SIZE_MAX));
     pthread_mutex_unlock(&fifos_lock);
+    if (made) {
+      SIM_WARN(SIM_KERNEL, "cudaDeviceSetLimit: cudaLimitPrintfFifoSize after a kernel printed on device %d",
+               device);
+      return sim_cuda_error(cudaErrorInvalidValue);
+    }
     return cudaSuccess;
   }
   case cudaLimitStackSize:
-  case cudaLimitMallocHeapSize:
-    return cudaSuccess; /* taken; fibers' stacks are NCCLSIM_KERNEL_STACK_KB, device malloc is the host's */
+  case cudaLimitMallocHeapSize: /* kept and read back; a fiber's stack is NCCLSIM_KERNEL_STACK_KB,
+                                   device malloc the host's */
+    if (device < DEVICES)
+      atomic_store(&limit_set[limit == cudaLimitStackSize ? L_STACK : L_HEAP][device],
+                   value + (value != SIZE_MAX));
+    return cudaSuccess;
   case cudaLimitDevRuntimeSyncDepth:
   case cudaLimitDevRuntimePendingLaunchCount:
   case cudaLimitMaxL2FetchGranularity:
   case cudaLimitPersistingL2CacheSize:
     return sim_cuda_error(cudaErrorUnsupportedLimit);
   }
-  return sim_cuda_error(cudaErrorUnsupportedLimit);
+  SIM_WARN(SIM_KERNEL, "cudaDeviceSetLimit: limit %d does not exist", (int)limit);
+  return sim_cuda_error(cudaErrorInvalidValue);
 }
 
 SIM_EXPORT cudaError_t cudaDeviceGetLimit(size_t *value, enum cudaLimit limit) {
   if (!value) return sim_cuda_error(cudaErrorInvalidValue);
+  int device = sim_current_device();
   switch (limit) {
-  case cudaLimitPrintfFifoSize: *value = atomic_load(&fifo_size); return cudaSuccess;
-  case cudaLimitStackSize: *value = sim_fiber_stack_size(); return cudaSuccess;
-  case cudaLimitMallocHeapSize: *value = 8 << 20; return cudaSuccess; /* CUDA's default */
-  default: return sim_cuda_error(cudaErrorUnsupportedLimit);
+  case cudaLimitPrintfFifoSize: *value = limit_get(L_PRINTF, device); return cudaSuccess;
+  case cudaLimitStackSize: *value = limit_get(L_STACK, device); return cudaSuccess;
+  case cudaLimitMallocHeapSize: *value = limit_get(L_HEAP, device); return cudaSuccess;
+  case cudaLimitDevRuntimeSyncDepth:
+  case cudaLimitDevRuntimePendingLaunchCount:
+  case cudaLimitMaxL2FetchGranularity:
+  case cudaLimitPersistingL2CacheSize:
+    return sim_cuda_error(cudaErrorUnsupportedLimit);
   }
+  SIM_WARN(SIM_KERNEL, "cudaDeviceGetLimit: limit %d does not exist (CUDA: cudaErrorInvalidValue)", (int)limit);
+  return sim_cuda_error(cudaErrorInvalidValue);
 }

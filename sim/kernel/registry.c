@@ -96,10 +96,18 @@ static kentry *known(const void *func, const char *call) {
   return k;
 }
 
+/* What a call on a function that is not a kernel returns (CUDA 13 on an
+ * H100, measured): cudaErrorInvalidDeviceFunction for NULL, and
+ * cudaErrorInvalidResourceHandle for any other address, a host
+ * function's among them. */
+cudaError_t sim_k_not_kernel(const void *func) {
+  return sim_cuda_error(func ? cudaErrorInvalidResourceHandle : cudaErrorInvalidDeviceFunction);
+}
+
 SIM_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
   if (!attr) return sim_cuda_error(cudaErrorInvalidValue);
   kentry *k = known(func, "cudaFuncGetAttributes");
-  if (!k) return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+  if (!k) return sim_k_not_kernel(func);
   memset(attr, 0, sizeof *attr);
   attr->sharedSizeBytes = k->static_smem;
   attr->maxThreadsPerBlock = k->max_threads ? (int)k->max_threads : 1024;
@@ -113,7 +121,7 @@ SIM_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, co
 
 SIM_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
   kentry *k = known(func, "cudaFuncSetAttribute");
-  if (!k) return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+  if (!k) return sim_k_not_kernel(func);
   switch (attr) {
   case cudaFuncAttributeMaxDynamicSharedMemorySize:
     if (value < 0 || (size_t)value + k->static_smem > 232448) {
@@ -142,7 +150,7 @@ SIM_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttri
 }
 
 SIM_EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache config) {
-  if (!known(func, "cudaFuncSetCacheConfig")) return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+  if (!known(func, "cudaFuncSetCacheConfig")) return sim_k_not_kernel(func);
   if (config < cudaFuncCachePreferNone || config > cudaFuncCachePreferEqual)
     return sim_cuda_error(cudaErrorInvalidValue);
   return cudaSuccess; /* a preference, with nothing to prefer on a CPU */
@@ -152,9 +160,13 @@ SIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(in
                                                                               size_t smem, unsigned int flags) {
   if (!n || threads <= 0 || flags > 1) return sim_cuda_error(cudaErrorInvalidValue);
   kentry *k = known(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  if (!k) return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+  if (!k) return sim_k_not_kernel(func);
   unsigned most = k->max_threads ? k->max_threads : 1024;
-  *n = (unsigned)threads > most ? 0 : sim_k_occupancy((unsigned)threads, smem + k->static_smem);
+  /* a block it could not launch: none (so past the kernel's dynamic shared
+   * memory attribute too, as CUDA 13 on an H100 answers) */
+  *n = (unsigned)threads > most || smem > sim_k_smem_limit(k)
+           ? 0
+           : sim_k_occupancy((unsigned)threads, smem + k->static_smem);
   return cudaSuccess;
 }
 
@@ -167,7 +179,7 @@ SIM_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *smem, c
                                                                  int threads) {
   if (!smem || blocks <= 0 || threads <= 0) return sim_cuda_error(cudaErrorInvalidValue);
   kentry *k = known(func, "cudaOccupancyAvailableDynamicSMemPerBlock");
-  if (!k) return sim_cuda_error(cudaErrorInvalidDeviceFunction);
+  if (!k) return sim_k_not_kernel(func);
   if (sim_k_occupancy((unsigned)threads, k->static_smem) < blocks) {
     *smem = 0;
     return cudaSuccess;
