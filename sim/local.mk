@@ -57,6 +57,11 @@ sim_libncclsim_core_la_SOURCES = \
 sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include $(JANSSON_CFLAGS) $(UCX_CFLAGS)
 sim_libncclsim_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) $(BOOST_CONTEXT_LIBS) -ldl -lpthread -lm
+# Stream capture and CUDA graphs (cuda), the kernels (kernel) and NCCL
+# operations (core) that graph launches run again.
+sim_libncclsim_core_la_SOURCES += sim/cuda/capture.c sim/cuda/graph.c sim/cuda/graph_node.c sim/cuda/graph_exec.c \
+	sim/cuda/graph_dot.c
+noinst_HEADERS += sim/cuda/graph_internal.h
 
 # ncclsim-nvcc: builds .cu programs for ncclsim (sim/nvcc/nvcc.h).
 if BACKEND_SIM

@@ -122,10 +122,66 @@ void sim_stream_peek(sim_stream *s, void (*fn)(sim_op *op, void *arg), void *arg
  * thread. NULL out of memory; every call counts for the allocation hook. */
 void *sim_stream_op_alloc(sim_stream *s, size_t size);
 void sim_stream_op_free(void *p);
+/* The size asked for of memory from sim_stream_op_alloc (a copy of a
+ * captured task is made from it: core/capture.c). */
+size_t sim_stream_op_size(const void *p);
 /* Appends op. With NCCLSIM_STREAM_DEPTH ops pending on s, blocks the host
  * thread until one completes, as CUDA does: cudaErrorTimeout after
  * NCCLSIM_TIMEOUT, cudaErrorLaunchFailure when only this thread could ever
  * free the stream (a WARN says which rank and why), the op not enqueued. */
 cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op);
+
+/* ------------------------------------------------------------------------
+ * Stream capture and graphs (cuda/capture.c, cuda/graph*.c). While a
+ * stream captures, what is enqueued on it becomes a node of the capture's
+ * graph instead of an op: the cuda room makes the nodes of its own calls,
+ * and a room above it (a kernel launch, an NCCL operation) hands over a
+ * sim_graph_work, which every launch of the graph enqueues again on the
+ * launch stream. A work is shared by reference among the graphs and
+ * executable graphs that hold it. */
+typedef struct sim_graph_work sim_graph_work;
+typedef struct sim_graph_work_ops {
+  const char *what; /* "kernel", "ncclAllReduce", ... */
+  /* Enqueues the work once on s, for a graph launch (a sim_op of its own,
+   * counted toward no depth: the launch is). An op that reads w when it
+   * runs holds a reference (the executable graph may go before it runs).
+   * cudaSuccess, or the error that fails cudaGraphLaunch. */
+  cudaError_t (*launch)(sim_graph_work *w, sim_stream *s);
+  /* One line naming the work and its arguments (cudaGraphDebugDotPrint). */
+  void (*describe)(sim_graph_work *w, char *buf, size_t len);
+  /* Frees it, when the last reference goes. */
+  void (*release)(sim_graph_work *w);
+  /* Optional: a kernel's function and configuration (kernelParams and
+   * extra are left NULL), for cudaGraphKernelNodeGetParams. */
+  void (*kernel_params)(sim_graph_work *w, struct cudaKernelNodeParams *out);
+} sim_graph_work_ops;
+struct sim_graph_work {
+  const sim_graph_work_ops *ops;
+  _Atomic int refs; /* sim_graph_work_ref/unref; set to 1 by the node that takes it */
+};
+void sim_graph_work_ref(sim_graph_work *w);
+void sim_graph_work_unref(sim_graph_work *w);
+/* Captures in progress in the process (a stream's test costs one load
+ * while there are none). A stream of an invalidated capture captures. */
+extern _Atomic int sim_capture_any;
+bool sim_stream_capturing_slow(sim_stream *s);
+static inline bool sim_stream_capturing(sim_stream *s) {
+  return atomic_load_explicit(&sim_capture_any, memory_order_relaxed) && sim_stream_capturing_slow(s);
+}
+/* The capture s takes part in (a number unique in the process; 0: none). */
+uint64_t sim_stream_capture_id(sim_stream *s);
+/* Adds w as a kernel node of the capture that the n streams take part in
+ * (one capture), depending on what each stream captured last; each
+ * stream's next captured work then depends on it. The node takes w's
+ * first reference. cudaErrorStreamCaptureInvalidated (the capture was
+ * invalidated), cudaErrorStreamCaptureMerge (streams of different
+ * captures), cudaErrorIllegalState (a stream that does not capture),
+ * cudaErrorMemoryAllocation: then w is not taken. */
+cudaError_t sim_capture_add_work(sim_stream *const *streams, int n, sim_graph_work *w);
+/* The kernel room's: the work of a kernel node made by
+ * cudaGraphAddKernelNode or set by cudaGraph(Exec)KernelNodeSetParams
+ * (its reference count 0), checked as a launch is. Registered at load. */
+typedef cudaError_t (*sim_graph_kernel_fn)(const struct cudaKernelNodeParams *p, sim_graph_work **out);
+void sim_graph_kernel_hook(sim_graph_kernel_fn fn);
 
 #endif /* NCCLSIM_CUDA_H_ */

@@ -78,4 +78,43 @@ void sim_stream_destroy_device(int device);
 /* Forgets the peer access `device` enabled (peer.c, for cudaDeviceReset). */
 void sim_peer_reset_device(int device);
 
+/* Stream capture (capture.c), for the room's own calls. stream.c keeps
+ * each stream's capture (NULL: none), capture.c what it means. */
+void *sim_stream_capture(sim_stream *s);
+void sim_stream_capture_set(sim_stream *s, void *capture);
+/* A call that CUDA forbids while the calling thread is prohibited from
+ * potentially unsafe calls (its own global or thread-local capture, or,
+ * in global interaction mode, another thread's global capture): cudaSuccess,
+ * or cudaErrorStreamCaptureUnsupported after invalidating those captures
+ * (a WARN names the call). */
+cudaError_t sim_capture_unsafe(const char *call);
+/* `call` cannot be made on s, which captures: invalidates the capture;
+ * cudaErrorStreamCaptureUnsupported (cudaErrorStreamCaptureInvalidated if
+ * it was already), with a WARN saying `why`. */
+cudaError_t sim_capture_refuse(sim_stream *s, const char *call, const char *why);
+/* cudaDeviceSynchronize: the same for every capture with a stream on
+ * `device` (cudaSuccess when there is none). */
+cudaError_t sim_capture_sync_device(int device);
+/* The nodes of the room's calls on a capturing stream s: a 1D copy, a
+ * memset, a host function. */
+cudaError_t sim_capture_copy(sim_stream *s, void *dst, const void *src, size_t n, enum cudaMemcpyKind kind);
+cudaError_t sim_capture_memset(sim_stream *s, void *dst, int value, size_t n);
+cudaError_t sim_capture_host(sim_stream *s, cudaHostFn_t fn, void *arg);
+/* Events and captures (event.c). record: e recorded on s, which captures
+ * (flags: cudaEventRecordExternal makes a node). wait: cudaStreamWaitEvent's
+ * part; *done says whether it decided (then its result is the call's):
+ * a fork or a join, a wait node, or an error; `recorded`: e was ever
+ * recorded outside a capture. check: cudaErrorCapturedEvent for an event
+ * last recorded in a capture (invalidating it while it runs), else
+ * cudaSuccess. forget: e was recorded outside a capture, or destroyed. */
+cudaError_t sim_capture_event_record(sim_stream *s, cudaEvent_t e, unsigned flags);
+cudaError_t sim_capture_event_wait(sim_stream *s, cudaEvent_t e, unsigned flags, bool recorded, bool *done);
+cudaError_t sim_capture_event_check(cudaEvent_t e, const char *call);
+void sim_capture_event_forget(cudaEvent_t e);
+/* Whether e is a live event (event.c). */
+bool sim_event_valid(cudaEvent_t e);
+/* Set while the thread enqueues a graph launch's nodes (graph_exec.c):
+ * the launch counts toward the stream's depth, its nodes' ops do not. */
+extern _Thread_local bool sim_graph_launching;
+
 #endif

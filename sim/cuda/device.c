@@ -152,8 +152,10 @@ SIM_EXPORT cudaError_t cudaPeekAtLastError(void) {
   X(cudaErrorMapBufferObjectFailed, "mapping of buffer object failed")               \
   X(cudaErrorUnsupportedLimit, "limit is not supported on this architecture")        \
   X(cudaErrorPeerAccessUnsupported, "peer access is not supported between these two devices") \
+  X(cudaErrorOperatingSystem, "OS call failed or operation not supported on this OS")  \
   X(cudaErrorInvalidResourceHandle, "invalid resource handle")                       \
   X(cudaErrorIllegalState, "the operation cannot be performed in the present state") \
+  X(cudaErrorLossyQuery, "attempted introspection would be semantically lossy")      \
   X(cudaErrorNotReady, "device not ready")                                           \
   X(cudaErrorIllegalAddress, "an illegal memory access was encountered")             \
   X(cudaErrorLaunchOutOfResources, "too many resources requested for launch")        \
@@ -166,7 +168,17 @@ SIM_EXPORT cudaError_t cudaPeekAtLastError(void) {
   X(cudaErrorLaunchFailure, "unspecified launch failure")                            \
   X(cudaErrorNotSupported, "operation not supported")                                \
   X(cudaErrorCooperativeLaunchTooLarge, "too many blocks in cooperative launch")     \
+  X(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing") \
+  X(cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture") \
+  X(cudaErrorStreamCaptureMerge, "operation would result in a merge of separate capture sequences") \
+  X(cudaErrorStreamCaptureUnmatched, "capture was not ended in the same stream as it began") \
+  X(cudaErrorStreamCaptureUnjoined, "capturing stream has unjoined work")            \
+  X(cudaErrorStreamCaptureIsolation, "dependency created on uncaptured work in another stream") \
+  X(cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking stream") \
+  X(cudaErrorCapturedEvent, "operation not permitted on an event last recorded in a capturing stream") \
+  X(cudaErrorStreamCaptureWrongThread, "attempt to terminate a thread-local capture sequence from another thread") \
   X(cudaErrorTimeout, "the operation timed out (ncclsim: NCCLSIM_TIMEOUT expired)")  \
+  X(cudaErrorGraphExecUpdateFailure, "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update") \
   X(cudaErrorUnknown, "unknown error")
 
 SIM_EXPORT const char *cudaGetErrorString(cudaError_t e) {

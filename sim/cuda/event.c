@@ -99,6 +99,7 @@ SIM_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *pe) { return cudaEventCreate
 SIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t h) {
   struct CUevent_st *e = resolve_handle(h);
   if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  sim_capture_event_forget(e);
   /* A pending record op still points at e; the object stays mapped and a
    * late completion only bumps counters of a pooled event, which a reuse
    * resets under events_lock. Wait for it anyway so reuse starts clean
@@ -133,12 +134,15 @@ static void record_mark(sim_marker *m) {
 
 static void op_free(sim_op *op) { sim_free(op); }
 
-SIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh) {
+static cudaError_t record(cudaEvent_t h, cudaStream_t sh, unsigned flags) {
   cudaError_t err;
   struct CUevent_st *e = resolve(h);
   if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
   sim_stream *s = sim_stream_resolve(sh, &err);
   if (!s) return sim_cuda_error(err);
+  /* In a capture the event marks a place in its graph (capture.c). */
+  if (sim_stream_capturing(s)) return sim_cuda_error(sim_capture_event_record(s, e, flags));
+  sim_capture_event_forget(e);
   record_op *r = sim_calloc(1, sizeof *r);
   if (!r) return sim_cuda_error(cudaErrorMemoryAllocation);
   r->m.mark = record_mark;
@@ -159,6 +163,15 @@ SIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh) {
   return sim_cuda_error(err);
 }
 
+SIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh) { return record(h, sh, 0); }
+
+SIM_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t h, cudaStream_t sh, unsigned int flags) {
+  if (flags & ~(unsigned)cudaEventRecordExternal) return sim_cuda_error(cudaErrorInvalidValue);
+  return record(h, sh, flags);
+}
+
+bool sim_event_valid(cudaEvent_t h) { return h && atomic_load(&h->magic) == EVENT_MAGIC; }
+
 typedef struct {
   struct CUevent_st *e;
   uint64_t gen;
@@ -172,6 +185,8 @@ static bool reached(void *arg) {
 SIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t h) {
   struct CUevent_st *e = resolve(h);
   if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  cudaError_t cap = sim_capture_event_check(e, "cudaEventSynchronize");
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   gen_arg g = {e, atomic_load(&e->recorded)};
   sim_waitq_wait(&e->wq, reached, &g, NULL, UINT64_MAX);
   sim_cuda_synced(sim_current_device());
@@ -184,6 +199,8 @@ SIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t h) {
 SIM_EXPORT cudaError_t cudaEventQuery(cudaEvent_t h) {
   struct CUevent_st *e = resolve(h);
   if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  cudaError_t cap = sim_capture_event_check(e, "cudaEventQuery");
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   return atomic_load(&e->completed) >= atomic_load(&e->recorded) ? cudaSuccess : cudaErrorNotReady;
 }
 
@@ -191,6 +208,9 @@ SIM_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_
   struct CUevent_st *s = resolve(a), *t = resolve(b);
   if (!ms) return sim_cuda_error(cudaErrorInvalidValue);
   if (!s || !t) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  cudaError_t cap = sim_capture_event_check(s, "cudaEventElapsedTime");
+  if (cap == cudaSuccess) cap = sim_capture_event_check(t, "cudaEventElapsedTime");
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   if ((s->flags | t->flags) & cudaEventDisableTiming) return sim_cuda_error(cudaErrorInvalidResourceHandle);
   if (!atomic_load(&s->recorded) || !atomic_load(&t->recorded)) return sim_cuda_error(cudaErrorInvalidResourceHandle);
   if (atomic_load(&s->completed) < atomic_load(&s->recorded) ||
@@ -217,12 +237,16 @@ SIM_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t sh, cudaEvent_t h, unsig
   cudaError_t err;
   struct CUevent_st *e = resolve(h);
   if (!e) return sim_cuda_error(cudaErrorInvalidResourceHandle);
-  /* cudaEventWaitExternal belongs to graph capture, which ncclsim does not
-   * have: CUDA answers it outside a capture with cudaErrorIllegalState. */
-  if (flags == cudaEventWaitExternal) return sim_cuda_error(cudaErrorIllegalState);
-  if (flags) return sim_cuda_error(cudaErrorInvalidValue);
+  if (flags & ~(unsigned)cudaEventWaitExternal) return sim_cuda_error(cudaErrorInvalidValue);
   sim_stream *s = sim_stream_resolve(sh, &err);
   if (!s) return sim_cuda_error(err);
+  /* A fork or a join of a capture, or a wait node in one (capture.c). */
+  bool done;
+  err = sim_capture_event_wait(s, e, flags, atomic_load(&e->recorded) != 0, &done);
+  if (done) return sim_cuda_error(err);
+  /* cudaEventWaitExternal belongs to graph capture: CUDA answers it
+   * outside a capture with cudaErrorIllegalState. */
+  if (flags == cudaEventWaitExternal) return sim_cuda_error(cudaErrorIllegalState);
   uint64_t gen = atomic_load(&e->recorded);
   if (gen == 0 || atomic_load(&e->completed) >= gen) return cudaSuccess; /* nothing to wait for */
   wait_event_op *w = sim_calloc(1, sizeof *w);

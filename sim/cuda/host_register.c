@@ -74,6 +74,8 @@ static bool mapped(const void *p, size_t size) {
 }
 
 SIM_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
+  cudaError_t cap = sim_capture_unsafe("cudaHostRegister"); /* forbidden in a capture (capture.c) */
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   if (!ptr || !size || (uintptr_t)ptr + size < (uintptr_t)ptr) {
     SIM_WARN(SIM_ALLOC, "cudaHostRegister: ptr %p, size %zu: not a range of host memory", ptr, size);
     return sim_cuda_error(cudaErrorInvalidValue);
@@ -130,6 +132,8 @@ SIM_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int fla
 
 SIM_EXPORT cudaError_t cudaHostUnregister(void *ptr) {
   if (!ptr) return sim_cuda_error(cudaErrorInvalidValue);
+  cudaError_t cap = sim_capture_unsafe("cudaHostUnregister");
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   pthread_rwlock_wrlock(&regs_lock);
   size_t i = upper((uintptr_t)ptr);
   if (i == 0 || regs[i - 1].base != (uintptr_t)ptr) {

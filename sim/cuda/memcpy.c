@@ -28,8 +28,8 @@ static cudaError_t copy_run(sim_op *op, cudaError_t err) {
 
 static void op_free(sim_op *op) { sim_free(op); }
 
-static cudaError_t enqueue(void *dst, const void *src, int value, size_t bytes, cudaStream_t h, bool sync,
-                           const char *what) {
+static cudaError_t enqueue(void *dst, const void *src, int value, size_t bytes, enum cudaMemcpyKind kind,
+                           cudaStream_t h, bool sync, const char *what) {
   cudaError_t err;
   if (bytes && !dst) return sim_cuda_error(cudaErrorInvalidValue);
   if (!sim_mem_check_range(dst, bytes, what) || (src && !sim_mem_check_range(src, bytes, what)))
@@ -37,6 +37,8 @@ static cudaError_t enqueue(void *dst, const void *src, int value, size_t bytes, 
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
   if ((err = sim_cuda_sticky(sim_stream_device(s))) != cudaSuccess) return sim_cuda_error(err);
+  if (bytes && sim_stream_capturing(s)) /* a node of the capture's graph (capture.c) */
+    return sim_cuda_error(src ? sim_capture_copy(s, dst, src, bytes, kind) : sim_capture_memset(s, dst, value, bytes));
   if (bytes) {
     copy_op *c = sim_calloc(1, sizeof *c);
     if (!c) return sim_cuda_error(cudaErrorMemoryAllocation);
@@ -79,14 +81,14 @@ static cudaError_t check_kind(void *dst, const void *src, size_t n, enum cudaMem
 SIM_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind) {
   cudaError_t err = check_kind(dst, src, n, kind, "cudaMemcpy");
   if (err != cudaSuccess) return sim_cuda_error(err);
-  return enqueue(dst, src, 0, n, 0, true, "cudaMemcpy");
+  return enqueue(dst, src, 0, n, kind, 0, true, "cudaMemcpy");
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                                        cudaStream_t s) {
   cudaError_t err = check_kind(dst, src, n, kind, "cudaMemcpyAsync");
   if (err != cudaSuccess) return sim_cuda_error(err);
-  return enqueue(dst, src, 0, n, s, false, "cudaMemcpyAsync");
+  return enqueue(dst, src, 0, n, kind, s, false, "cudaMemcpyAsync");
 }
 
 /* cudaMemset writes device memory: pageable host memory is refused, as in
@@ -102,11 +104,11 @@ static cudaError_t check_memset(void *dst, size_t n, const char *what) {
 SIM_EXPORT cudaError_t cudaMemset(void *dst, int value, size_t n) {
   cudaError_t err = check_memset(dst, n, "cudaMemset");
   if (err != cudaSuccess) return sim_cuda_error(err);
-  return enqueue(dst, NULL, value, n, 0, true, "cudaMemset");
+  return enqueue(dst, NULL, value, n, cudaMemcpyDefault, 0, true, "cudaMemset");
 }
 
 SIM_EXPORT cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s) {
   cudaError_t err = check_memset(dst, n, "cudaMemsetAsync");
   if (err != cudaSuccess) return sim_cuda_error(err);
-  return enqueue(dst, NULL, value, n, s, false, "cudaMemsetAsync");
+  return enqueue(dst, NULL, value, n, cudaMemcpyDefault, s, false, "cudaMemsetAsync");
 }

@@ -276,6 +276,8 @@ void sim_mem_each(void (*fn)(const sim_alloc_info *a, void *arg), void *arg) {
 
 SIM_EXPORT cudaError_t cudaMalloc(void **p, size_t size) {
   if (!p) return sim_cuda_error(cudaErrorInvalidValue);
+  cudaError_t cap = sim_capture_unsafe("cudaMalloc"); /* forbidden in a capture (capture.c) */
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   cudaError_t sticky = sim_cuda_sticky(sim_current_device());
   if (sticky != cudaSuccess) return sim_cuda_error(sticky);
   return sim_cuda_error(sim_mem_alloc(p, size, sim_current_device(), SIM_MEM_DEVICE, DEVICE_ALIGN));
@@ -283,6 +285,8 @@ SIM_EXPORT cudaError_t cudaMalloc(void **p, size_t size) {
 
 SIM_EXPORT cudaError_t cudaFree(void *p) {
   if (!p) return cudaSuccess;
+  cudaError_t cap = sim_capture_unsafe("cudaFree");
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   cudaError_t sticky = sim_cuda_sticky(sim_current_device());
   if (sticky != cudaSuccess) return sim_cuda_error(sticky);
   /* cudaMallocAsync's memory goes back to its pool; memory freed in stream
@@ -295,6 +299,8 @@ SIM_EXPORT cudaError_t cudaFree(void *p) {
 
 SIM_EXPORT cudaError_t cudaMallocHost(void **p, size_t size) {
   if (!p) return sim_cuda_error(cudaErrorInvalidValue);
+  cudaError_t cap = sim_capture_unsafe("cudaMallocHost");
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   if (size == 0) { /* CUDA 13 gives NULL here (measured), which cudaFreeHost takes */
     *p = NULL;
     return cudaSuccess;
@@ -314,6 +320,8 @@ SIM_EXPORT cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags) 
 
 SIM_EXPORT cudaError_t cudaFreeHost(void *p) {
   if (!p) return cudaSuccess;
+  cudaError_t cap = sim_capture_unsafe("cudaFreeHost");
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   return sim_cuda_error(sim_mem_free(p, SIM_MEM_HOST));
 }
 

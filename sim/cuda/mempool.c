@@ -274,6 +274,8 @@ static cudaError_t malloc_async(void **out, size_t size, cudaMemPool_t h, bool c
   cudaError_t err;
   sim_stream *s = sim_stream_resolve(sh, &err);
   if (!s) return sim_cuda_error(err);
+  if (sim_stream_capturing(s)) /* CUDA makes a memory node; ncclsim has none (capture.c) */
+    return sim_cuda_error(sim_capture_refuse(s, what, "ncclsim has no graph memory nodes"));
   sim_mutex_lock(&pools_lock);
   cudaMemPool_t p = current ? device_pool(sim_stream_device(s), true) : pool_find(h, what);
   err = !p ? (current ? cudaErrorMemoryAllocation : cudaErrorInvalidValue) : pool_alloc(p, out, size, s, what);
@@ -345,6 +347,8 @@ SIM_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
   cudaError_t err;
   sim_stream *s = sim_stream_resolve(hStream, &err);
   if (!s) return sim_cuda_error(err);
+  if (sim_stream_capturing(s))
+    return sim_cuda_error(sim_capture_refuse(s, "cudaFreeAsync", "ncclsim has no graph memory nodes"));
   free_op *f = sim_calloc(1, sizeof *f);
   if (!f) return sim_cuda_error(cudaErrorMemoryAllocation);
   f->op.run = free_run;

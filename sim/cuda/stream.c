@@ -52,6 +52,7 @@ struct CUstream_st {
   sim_count completed; /* woken only at what a synchronize waits for */
   _Atomic uint64_t bounded_enqueued, bounded_completed; /* of the ops that count toward the depth */
   _Atomic int err; /* cudaError_t not yet reported by a synchronize */
+  _Atomic(void *) capture; /* the capture it takes part in (capture.c); NULL: none */
   _Atomic int stop;
   sim_waitq work_wq; /* woken on enqueue and stop */
   sim_waitq room_wq; /* woken when a bounded op completes, for an enqueue waiting for room */
@@ -335,6 +336,9 @@ sim_stream *sim_stream_find(cudaStream_t h) {
 
 int sim_stream_device(sim_stream *s) { return s->device; }
 
+void *sim_stream_capture(sim_stream *s) { return atomic_load_explicit(&s->capture, memory_order_acquire); }
+void sim_stream_capture_set(sim_stream *s, void *capture) { atomic_store(&s->capture, capture); }
+
 /* ---- the stream's depth: CUDA's queue of pending work is bounded, and an
  * enqueue into a full queue blocks the host thread until the GPU retires
  * one. Measured with CUDA 13 on H100, behind a kernel that does not finish:
@@ -402,6 +406,7 @@ static cudaError_t wait_room(sim_stream *s, const sim_op *op, room_arg *room) {
 
 cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
   op->next = NULL;
+  if (sim_graph_launching) op->unbounded = true; /* a graph launch counts once, as its first op (graph_exec.c) */
   uint64_t cost = op->unbounded ? 0 : op->cost ? op->cost : 1;
   room_arg room = {s, cost};
   if (cost && sim_param_int(SIM_P_STREAM_DEPTH) > 0 && !has_room(&room)) {
@@ -519,6 +524,8 @@ SIM_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t h) {
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
   if (s->is_default) return sim_cuda_error(cudaErrorInvalidResourceHandle);
+  if (sim_stream_capturing(s))
+    return sim_cuda_error(sim_capture_refuse(s, "cudaStreamDestroy", "end the capture before destroying its stream"));
   /* CUDA lets queued work finish after destroy returns; we finish it first,
    * which callers cannot tell apart except by timing. */
   sim_stream_drain(s);
@@ -541,6 +548,8 @@ SIM_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   cudaError_t err;
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
+  if (sim_stream_capturing(s)) /* measured: CUDA 13, H100 */
+    return sim_cuda_error(sim_capture_refuse(s, "cudaStreamSynchronize", "its captured work is not queued to run"));
   err = sim_stream_drain(s);
   sim_mempool_synced(); /* pools release what exceeds their threshold */
   sim_cuda_synced(s->device);
@@ -552,6 +561,8 @@ SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
   cudaError_t err;
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
+  if (sim_stream_capturing(s))
+    return sim_cuda_error(sim_capture_refuse(s, "cudaStreamQuery", "its captured work is not queued to run"));
   /* Under the lock, as a marker is counted (worker_main). */
   sim_mutex_lock(&s->lock);
   bool idle = sim_count_get(&s->completed) == atomic_load(&s->enqueued);
@@ -573,6 +584,7 @@ typedef struct pool_block {
   _Alignas(64) struct pool_block *next; /* in a free list */
   sim_stream *home;                     /* NULL: plain memory, freed to the allocator */
   size_t cls;
+  size_t size; /* what was asked for (sim_stream_op_size) */
 } pool_block;
 
 static const size_t pool_sizes[3] = {256, 512, 1024};
@@ -627,8 +639,11 @@ void *sim_stream_op_alloc(sim_stream *s, size_t size) {
   }
   POOL_UNPOISON(b + 1, bytes);
   memset(b + 1, 0, size);
+  b->size = size;
   return b + 1;
 }
+
+size_t sim_stream_op_size(const void *p) { return ((const pool_block *)p - 1)->size; }
 
 void sim_stream_op_free(void *p) {
   if (!p) return;
@@ -664,6 +679,7 @@ SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t h, cudaHostFn_t fn, void 
   if (!fn) return sim_cuda_error(cudaErrorInvalidValue);
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
+  if (sim_stream_capturing(s)) return sim_cuda_error(sim_capture_host(s, fn, arg)); /* a host node */
   host_fn_op *op = sim_calloc(1, sizeof *op);
   if (!op) return sim_cuda_error(cudaErrorMemoryAllocation);
   op->op.run = host_fn_run;
@@ -678,7 +694,9 @@ SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t h, cudaHostFn_t fn, void 
 
 SIM_EXPORT cudaError_t cudaDeviceSynchronize(void) {
   int device = sim_current_device();
-  cudaError_t err = device_drain(device);
+  cudaError_t err = sim_capture_sync_device(device);
+  if (err != cudaSuccess) return sim_cuda_error(err);
+  err = device_drain(device);
   sim_mempool_synced();
   sim_cuda_synced(device);
   if (err == cudaSuccess) err = sim_cuda_sticky(device); /* a kernel faulted */

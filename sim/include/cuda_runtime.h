@@ -10,6 +10,29 @@
 #define NCCLSIM_CUDA_RUNTIME_H_
 #include <cuda_runtime_api.h>
 #include <vector_functions.h>
+/* CUDA's driver_functions.h, which its cuda_runtime.h includes. */
+static inline struct cudaPitchedPtr make_cudaPitchedPtr(void *d, size_t p, size_t xsz, size_t ysz) {
+  struct cudaPitchedPtr s;
+  s.ptr = d;
+  s.pitch = p;
+  s.xsize = xsz;
+  s.ysize = ysz;
+  return s;
+}
+static inline struct cudaPos make_cudaPos(size_t x, size_t y, size_t z) {
+  struct cudaPos p;
+  p.x = x;
+  p.y = y;
+  p.z = z;
+  return p;
+}
+static inline struct cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) {
+  struct cudaExtent e;
+  e.width = w;
+  e.height = h;
+  e.depth = d;
+  return e;
+}
 #if defined(__cplusplus)
 #include <utility>
 #endif
@@ -30,6 +53,24 @@ static inline cudaError_t cudaHostAlloc(T **ptr, size_t size, unsigned int flags
 }
 #endif
 #if defined(__NCCLSIM_NVCC__) && defined(__cplusplus)
+/* CUDA's C++ forms of the graph calls that CUDA 12 changed, which its
+ * cuda_runtime.h declares for nvcc only (__CUDACC__). */
+static inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                               cudaGraphNode_t *pErrorNode, char *pLogBuffer, size_t bufferSize) {
+  (void)pErrorNode;
+  (void)pLogBuffer;
+  (void)bufferSize;
+  return ::cudaGraphInstantiate(pGraphExec, graph, 0);
+}
+static inline cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
+                                              cudaGraphNode_t *hErrorNode_out,
+                                              enum cudaGraphExecUpdateResult *updateResult_out) {
+  cudaGraphExecUpdateResultInfo resultInfo;
+  cudaError_t status = ::cudaGraphExecUpdate(hGraphExec, hGraph, &resultInfo);
+  if (hErrorNode_out) *hErrorNode_out = resultInfo.errorNode;
+  if (updateResult_out) *updateResult_out = resultInfo.result;
+  return status;
+}
 #include <ncclsim_device/runtime.h>
 #endif
 #endif

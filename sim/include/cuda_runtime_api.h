@@ -40,8 +40,10 @@ typedef enum cudaError {
   cudaErrorMapBufferObjectFailed = 205,
   cudaErrorUnsupportedLimit = 215,
   cudaErrorPeerAccessUnsupported = 217,
+  cudaErrorOperatingSystem = 304,
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorIllegalState = 401,
+  cudaErrorLossyQuery = 402,
   cudaErrorNotReady = 600,
   cudaErrorIllegalAddress = 700,
   cudaErrorLaunchOutOfResources = 701,
@@ -54,7 +56,17 @@ typedef enum cudaError {
   cudaErrorLaunchFailure = 719,
   cudaErrorCooperativeLaunchTooLarge = 720,
   cudaErrorNotSupported = 801,
+  cudaErrorStreamCaptureUnsupported = 900,
+  cudaErrorStreamCaptureInvalidated = 901,
+  cudaErrorStreamCaptureMerge = 902,
+  cudaErrorStreamCaptureUnmatched = 903,
+  cudaErrorStreamCaptureUnjoined = 904,
+  cudaErrorStreamCaptureIsolation = 905,
+  cudaErrorStreamCaptureImplicit = 906,
+  cudaErrorCapturedEvent = 907,
+  cudaErrorStreamCaptureWrongThread = 908,
   cudaErrorTimeout = 909,
+  cudaErrorGraphExecUpdateFailure = 910,
   cudaErrorUnknown = 999
 } cudaError_t;
 
@@ -705,6 +717,337 @@ cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t coun
                                       enum cudaMemcpyKind kind, cudaStream_t stream);
 cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol);
 cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol);
+
+/* ---- Stream capture and graphs (docs/ncclsim.md, "Graphs") -------------
+ * A stream in capture records what is enqueued on it as nodes of a graph
+ * instead of running it: copies, memsets, host functions, kernels and
+ * NCCL operations (each launch of the graph issues the NCCL operation
+ * again, on the buffers it was captured with). An event recorded in a
+ * capture carries the stream's place in it, and a stream that waits for
+ * it joins the capture (a fork); the origin stream must wait for every
+ * forked stream's last work before cudaStreamEndCapture (a join), or that
+ * returns cudaErrorStreamCaptureUnjoined. A call CUDA forbids during a
+ * capture (cudaMalloc in global or thread-local mode, a synchronize or
+ * query of a capturing stream, ...) returns
+ * cudaErrorStreamCaptureUnsupported and invalidates the capture, which
+ * then ends with cudaErrorStreamCaptureInvalidated and no graph. A graph
+ * launch runs its nodes on the launch stream, one after another in an
+ * order that respects every dependency; it counts as one operation toward
+ * the stream's depth. */
+#if defined(__cplusplus)
+#define NCCLSIM_DV(v) = v
+#else
+#define NCCLSIM_DV(v)
+#endif
+
+typedef struct CUgraph_st *cudaGraph_t;
+typedef struct CUgraphNode_st *cudaGraphNode_t;
+typedef struct CUgraphExec_st *cudaGraphExec_t;
+typedef struct CUuserObject_st *cudaUserObject_t;
+typedef struct cudaArray *cudaArray_t; /* ncclsim has no arrays: a copy that names one is cudaErrorInvalidValue */
+
+enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2
+};
+enum cudaStreamCaptureMode {
+  cudaStreamCaptureModeGlobal = 0,
+  cudaStreamCaptureModeThreadLocal = 1,
+  cudaStreamCaptureModeRelaxed = 2
+};
+enum cudaStreamUpdateCaptureDependenciesFlags {
+  cudaStreamAddCaptureDependencies = 0x0,
+  cudaStreamSetCaptureDependencies = 0x1
+};
+#define cudaEventRecordDefault 0x00
+#define cudaEventRecordExternal 0x01 /* in a capture: an event record node */
+
+enum cudaGraphNodeType {
+  cudaGraphNodeTypeKernel = 0x00,
+  cudaGraphNodeTypeMemcpy = 0x01,
+  cudaGraphNodeTypeMemset = 0x02,
+  cudaGraphNodeTypeHost = 0x03,
+  cudaGraphNodeTypeGraph = 0x04,
+  cudaGraphNodeTypeEmpty = 0x05,
+  cudaGraphNodeTypeWaitEvent = 0x06,
+  cudaGraphNodeTypeEventRecord = 0x07,
+  cudaGraphNodeTypeExtSemaphoreSignal = 0x08,
+  cudaGraphNodeTypeExtSemaphoreWait = 0x09,
+  cudaGraphNodeTypeMemAlloc = 0x0a,
+  cudaGraphNodeTypeMemFree = 0x0b,
+  cudaGraphNodeTypeConditional = 0x0d,
+  cudaGraphNodeTypeCount
+};
+
+/* Edges carry no data on ncclsim: every edge is a full dependency, and
+ * edge data other than all zeros is cudaErrorInvalidValue. */
+typedef enum cudaGraphDependencyType_enum {
+  cudaGraphDependencyTypeDefault = 0,
+  cudaGraphDependencyTypeProgrammatic = 1
+} cudaGraphDependencyType;
+typedef struct cudaGraphEdgeData_st {
+  unsigned char from_port;
+  unsigned char to_port;
+  unsigned char type;
+  unsigned char reserved[5];
+} cudaGraphEdgeData;
+#define cudaGraphKernelNodePortDefault 0
+
+struct cudaKernelNodeParams {
+  void *func;
+  dim3 gridDim;
+  dim3 blockDim;
+  unsigned int sharedMemBytes;
+  void **kernelParams; /* copied at the call; read back as NULL (see cudaGraphKernelNodeGetParams) */
+  void **extra;        /* must be NULL on ncclsim */
+};
+struct cudaPitchedPtr {
+  void *ptr;
+  size_t pitch;
+  size_t xsize;
+  size_t ysize;
+};
+struct cudaExtent {
+  size_t width;
+  size_t height;
+  size_t depth;
+};
+struct cudaPos {
+  size_t x;
+  size_t y;
+  size_t z;
+};
+struct cudaMemcpy3DParms {
+  cudaArray_t srcArray;
+  struct cudaPos srcPos;
+  struct cudaPitchedPtr srcPtr;
+  cudaArray_t dstArray;
+  struct cudaPos dstPos;
+  struct cudaPitchedPtr dstPtr;
+  struct cudaExtent extent;
+  enum cudaMemcpyKind kind;
+};
+struct cudaMemsetParams {
+  void *dst;
+  size_t pitch;
+  unsigned int value;
+  unsigned int elementSize; /* 1, 2 or 4 */
+  size_t width;
+  size_t height;
+};
+struct cudaHostNodeParams {
+  cudaHostFn_t fn;
+  void *userData;
+};
+
+enum cudaGraphExecUpdateResult {
+  cudaGraphExecUpdateSuccess = 0x0,
+  cudaGraphExecUpdateError = 0x1,
+  cudaGraphExecUpdateErrorTopologyChanged = 0x2,
+  cudaGraphExecUpdateErrorNodeTypeChanged = 0x3,
+  cudaGraphExecUpdateErrorFunctionChanged = 0x4,
+  cudaGraphExecUpdateErrorParametersChanged = 0x5,
+  cudaGraphExecUpdateErrorNotSupported = 0x6,
+  cudaGraphExecUpdateErrorUnsupportedFunctionChange = 0x7,
+  cudaGraphExecUpdateErrorAttributesChanged = 0x8
+};
+typedef struct cudaGraphExecUpdateResultInfo_st {
+  enum cudaGraphExecUpdateResult result;
+  cudaGraphNode_t errorNode;
+  cudaGraphNode_t errorFromNode;
+} cudaGraphExecUpdateResultInfo;
+
+typedef enum cudaGraphInstantiateResult {
+  cudaGraphInstantiateSuccess = 0,
+  cudaGraphInstantiateError = 1,
+  cudaGraphInstantiateInvalidStructure = 2,
+  cudaGraphInstantiateNodeOperationNotSupported = 3,
+  cudaGraphInstantiateMultipleDevicesNotSupported = 4,
+  cudaGraphInstantiateConditionalHandleUnused = 5
+} cudaGraphInstantiateResult;
+typedef struct cudaGraphInstantiateParams_st {
+  unsigned long long flags;
+  cudaStream_t uploadStream;
+  cudaGraphNode_t errNode_out;
+  cudaGraphInstantiateResult result_out;
+} cudaGraphInstantiateParams;
+/* Taken and kept (cudaGraphExecGetFlags); none changes how ncclsim runs a
+ * graph. cudaGraphInstantiateFlagDeviceLaunch is cudaErrorNotSupported. */
+enum cudaGraphInstantiateFlags {
+  cudaGraphInstantiateFlagAutoFreeOnLaunch = 1,
+  cudaGraphInstantiateFlagUpload = 2,
+  cudaGraphInstantiateFlagDeviceLaunch = 4,
+  cudaGraphInstantiateFlagUseNodePriority = 8
+};
+enum cudaGraphDebugDotFlags {
+  cudaGraphDebugDotFlagsVerbose = 1 << 0,
+  cudaGraphDebugDotFlagsKernelNodeParams = 1 << 2,
+  cudaGraphDebugDotFlagsMemcpyNodeParams = 1 << 3,
+  cudaGraphDebugDotFlagsMemsetNodeParams = 1 << 4,
+  cudaGraphDebugDotFlagsHostNodeParams = 1 << 5,
+  cudaGraphDebugDotFlagsEventNodeParams = 1 << 6,
+  cudaGraphDebugDotFlagsExtSemasSignalNodeParams = 1 << 7,
+  cudaGraphDebugDotFlagsExtSemasWaitNodeParams = 1 << 8,
+  cudaGraphDebugDotFlagsKernelNodeAttributes = 1 << 9,
+  cudaGraphDebugDotFlagsHandles = 1 << 10,
+  cudaGraphDebugDotFlagsConditionalNodeParams = 1 << 15
+};
+enum cudaUserObjectFlags { cudaUserObjectNoDestructorSync = 0x1 };
+enum cudaUserObjectRetainFlags { cudaGraphUserObjectMove = 0x1 };
+
+/* Capture. The legacy stream (handle 0) cannot capture
+ * (cudaErrorStreamCaptureUnsupported); a stream already capturing gives
+ * cudaErrorIllegalState. */
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode);
+/* Captures into `graph`, the new nodes depending on `dependencies`. */
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies,
+                                          const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+                                          enum cudaStreamCaptureMode mode);
+/* The calling thread's capture interaction mode (default global). */
+cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode);
+/* Ends the capture begun on `stream`: cudaErrorIllegalState if it does not
+ * capture, cudaErrorStreamCaptureUnmatched if it joined a capture begun on
+ * another stream, cudaErrorStreamCaptureWrongThread from a thread other
+ * than the one that began a global or thread-local capture (the capture
+ * goes on), cudaErrorStreamCaptureUnjoined when a forked stream's work was
+ * not joined, cudaErrorStreamCaptureInvalidated after an illegal call; in
+ * the last two the capture ends and *pGraph is NULL. */
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus);
+/* The capture's id (unique in the process), graph and the nodes the next
+ * captured work will depend on (valid until the next call on the stream
+ * or the capture's end). */
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+                                     unsigned long long *id_out NCCLSIM_DV(0), cudaGraph_t *graph_out NCCLSIM_DV(0),
+                                     const cudaGraphNode_t **dependencies_out NCCLSIM_DV(0),
+                                     const cudaGraphEdgeData **edgeData_out NCCLSIM_DV(0),
+                                     size_t *numDependencies_out NCCLSIM_DV(0));
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies,
+                                                const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+                                                unsigned int flags NCCLSIM_DV(0));
+/* cudaEventRecordExternal in a capture makes an event record node;
+ * outside one it is cudaEventRecord. */
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream NCCLSIM_DV(0),
+                                     unsigned int flags NCCLSIM_DV(0));
+
+/* Graphs and their nodes. Node parameters are copied at the call. */
+cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph);
+cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph);
+/* A kernel built by ncclsim's compiler driver, its configuration checked
+ * as at a launch; a func that is no such kernel gives what a launch of it
+ * does (cudaErrorInvalidDeviceFunction for NULL, else
+ * cudaErrorInvalidResourceHandle). */
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams);
+/* func, gridDim, blockDim and sharedMemBytes; kernelParams and extra are
+ * NULL (ncclsim keeps the arguments' values, not pointers to them). A
+ * captured NCCL operation is a kernel node whose func is NULL. */
+cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams);
+cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams);
+/* Linear memory only (srcArray and dstArray NULL). */
+cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams);
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                     size_t numDependencies, void *dst, const void *src, size_t count,
+                                     enum cudaMemcpyKind kind);
+cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams);
+cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams);
+cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count,
+                                           enum cudaMemcpyKind kind);
+cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies, const struct cudaMemsetParams *pMemsetParams);
+cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams);
+cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams);
+/* The function runs on the launch stream's worker thread, in graph order. */
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                 size_t numDependencies, const struct cudaHostNodeParams *pNodeParams);
+cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams);
+cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams);
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                  size_t numDependencies);
+cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                        const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                        cudaEvent_t event);
+cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out);
+cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event);
+cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                      size_t numDependencies, cudaEvent_t event);
+cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out);
+cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event);
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType);
+/* The node queries fill at most *numNodes entries (none when the array is
+ * NULL) and set *numNodes to the count. Nodes come in creation order. */
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes);
+cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes);
+cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to,
+                              cudaGraphEdgeData *edgeData, size_t *numEdges);
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
+                                         cudaGraphEdgeData *edgeData, size_t *pNumDependencies);
+cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes,
+                                           cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes);
+/* An edge that exists already, or one from a node to itself, is
+ * cudaErrorInvalidValue; a cycle is refused at instantiation. */
+cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
+                                     const cudaGraphEdgeData *edgeData, size_t numDependencies);
+cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
+                                        const cudaGraphEdgeData *edgeData, size_t numDependencies);
+cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node);
+/* Writes the graph in Graphviz's DOT language: one box per node, with
+ * its type and parameters, and its dependencies as edges. */
+cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags);
+
+/* Executable graphs: a copy of the graph's nodes and parameters at
+ * instantiation, in a launch order that respects every dependency. A
+ * graph with a cycle is cudaErrorInvalidValue. */
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags NCCLSIM_DV(0));
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                          unsigned long long flags NCCLSIM_DV(0));
+cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                           cudaGraphInstantiateParams *instantiateParams);
+cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long *flags);
+/* Runs the graph on `stream`, after what is queued there and after the
+ * previous launch of graphExec (on any stream). */
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream);
+/* Checks its arguments; there is nothing to upload. */
+cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream);
+/* Launches already made run to their end. */
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec);
+/* Takes hGraph's parameters into hGraphExec when both have the same nodes
+ * (paired in creation order, of the same types) and edges:
+ * cudaErrorGraphExecUpdateFailure otherwise, resultInfo saying why. */
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
+                                cudaGraphExecUpdateResultInfo *resultInfo);
+/* `node` is a node of the graph hGraphExec was instantiated from. */
+cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                             const struct cudaKernelNodeParams *pNodeParams);
+cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                             const struct cudaMemcpy3DParms *pNodeParams);
+cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst,
+                                               const void *src, size_t count, enum cudaMemcpyKind kind);
+cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                             const struct cudaMemsetParams *pNodeParams);
+cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                           const struct cudaHostNodeParams *pNodeParams);
+cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event);
+cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event);
+/* Kernel, memcpy and memset nodes only (cudaErrorInvalidValue otherwise,
+ * as CUDA documents); a disabled node runs as an empty one. */
+cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled);
+cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int *isEnabled);
+
+/* User objects: destroy(ptr) runs, on a thread of ncclsim's, once the last
+ * reference goes (the graphs holding one release theirs when they go, an
+ * executable graph when it goes and its launches have ended). */
+cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy,
+                                 unsigned int initialRefcount, unsigned int flags);
+cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count NCCLSIM_DV(1));
+cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count NCCLSIM_DV(1));
+cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count NCCLSIM_DV(1),
+                                      unsigned int flags NCCLSIM_DV(0));
+cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count NCCLSIM_DV(1));
 
 #ifdef __cplusplus
 }
