@@ -170,6 +170,13 @@ size_t sim_k_smem_limit(const kentry *k);
 /* A call on func, which is not a kernel: its CUDA error, recorded. */
 cudaError_t sim_k_not_kernel(const void *func);
 
+/* Graphs (graph.c): a launch on a capturing stream becomes a kernel node
+ * that keeps l (cudaSuccess: l is the node's; otherwise l is still the
+ * caller's). sim_k_launch_check: identifies l's kernel and checks its
+ * configuration, as a launch does (launch.c). */
+cudaError_t sim_k_capture(__ncclsim_launch *l, int device, sim_stream *s);
+cudaError_t sim_k_launch_check(__ncclsim_launch *l);
+
 /* Blocks of `threads` threads using `smem` bytes of shared memory that an
  * H100 multiprocessor holds (launch.c). */
 int sim_k_occupancy(unsigned threads, size_t smem);

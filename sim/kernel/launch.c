@@ -191,6 +191,10 @@ SIM_EXPORT int __ncclsim_launch_submit(__ncclsim_launch *l) {
   device = sim_stream_device(s);
   if ((err = sim_cuda_sticky(device)) != cudaSuccess) goto fail;
   if ((err = check(l, k)) != cudaSuccess) goto fail;
+  if (sim_stream_capturing(s)) { /* a kernel node keeps the record (kernel/graph.c) */
+    if ((err = sim_k_capture(l, device, s)) != cudaSuccess) goto fail;
+    return cudaSuccess;
+  }
   kop *o = kop_of(l);
   o->device = device;
   o->op.run = kop_run;
@@ -201,6 +205,16 @@ SIM_EXPORT int __ncclsim_launch_submit(__ncclsim_launch *l) {
 fail:
   destroy(l);
   return sim_cuda_error(err);
+}
+
+/* For a graph's kernel node (kernel/graph.c): the checks of a launch. */
+cudaError_t sim_k_launch_check(__ncclsim_launch *l) {
+  kentry *k = identify(l);
+  if (!k)
+    return bad(cudaErrorInvalidDeviceFunction, l, "the kernel did not answer its probe: it was not compiled by "
+               "ncclsim's compiler driver");
+  if (!l->name) l->name = k->pretty;
+  return check(l, k);
 }
 
 /* ---- CUDA's launch calls by address ---- */
