@@ -514,6 +514,7 @@ struct ncclComm {
   _Atomic int state;       /* sim_comm_state */
   _Atomic int async_error; /* ncclResult_t */
   _Atomic int64_t inflight; /* tasks submitted and not yet released */
+  _Atomic int64_t graph_inflight; /* of those, the ones graph launches issued (core/capture.c) */
   _Atomic uint64_t mem_bytes; /* simulator memory held for this rank (ncclCommMemStats) */
   sim_waitq inflight_wq;
   ncclsimCommOptions_t opts; /* GIN types etc., fixed at init */

@@ -79,6 +79,7 @@ static ncclResult_t teardown(ncclComm_t comm, const char *op, bool abort) {
     return ncclInvalidArgument;
   }
   sim_group_forget(comm); /* destroyed inside an open group on this thread */
+  sim_capture_forget_comm(comm); /* its operations that graphs keep */
   sim_init_cancel(comm);  /* a non-blocking init nobody polled to the end */
   if (!comm->clique) {   /* init never completed */
     sim_comm_free(comm);

@@ -152,6 +152,10 @@ struct sim_task_ops {
   int (*awaits)(sim_task *t, sim_rank_ref *out, int max);
   /* What NCCL puts on the stream for it, for the stream's depth (core/task.c). */
   enum { SIM_COST_KERNEL = 0, SIM_COST_RMA_WAIT, SIM_COST_RMA_PUT } cost;
+  /* Optional: a task captured in a CUDA graph is kept unposted, and each
+   * launch of the graph runs a byte copy of it (core/capture.c); retain
+   * takes for the copy the references release() gives back. */
+  void (*retain)(sim_task *t);
 };
 /* The connection an operation uses, which real NCCL sets up at its first
  * use (core/connect.c). */
@@ -188,6 +192,7 @@ struct sim_task {
    * (0: at once), and order_blocked while it waits (the timeout dump). */
   uint64_t order_after;
   _Atomic bool order_blocked;
+  bool replayed; /* issued by a graph launch (comm->graph_inflight counts it; core/capture.c) */
 };
 /* Validates the stream, then launches the task now (outside a group) or at
  * ncclGroupEnd. On error the task is released and the error returned. */
@@ -208,6 +213,9 @@ void sim_task_free(sim_task *t);
  * were. Collectives are connected at init instead when NCCL_RUNTIME_CONNECT
  * is 0 in the environment at the communicator's creation, as in NCCL. */
 ncclResult_t sim_connect(sim_task *list);
+/* A communicator's NCCL operations kept by CUDA graphs go with it
+ * (core/capture.c): a later launch of those graphs fails, saying so. */
+void sim_capture_forget_comm(ncclComm_t comm);
 /* Thread's group depth (0 outside ncclGroupStart/End). */
 int sim_group_depth(void);
 /* Work to run at ncclGroupEnd on the calling thread (comm init, window

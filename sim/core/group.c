@@ -21,7 +21,7 @@ int sim_group_depth(void) { return depth; }
 
 /* Adds s to the streams comm launched on (sim_comm_stream), unless it is
  * there: pushed without a lock, as the timeout dump reads the list. */
-static ncclResult_t note_stream(ncclComm_t comm, sim_stream *s) {
+ncclResult_t sim_comm_note_stream(ncclComm_t comm, sim_stream *s) {
   sim_comm_stream *head = atomic_load_explicit(&comm->streams, memory_order_acquire);
   for (sim_comm_stream *n = head; n; n = n->next)
     if (n->s == s) {
@@ -62,7 +62,8 @@ ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
     return res;
   }
   t->stream = s;
-  if (atomic_load_explicit(&comm->last_stream, memory_order_relaxed) != s && (res = note_stream(comm, s)) != ncclSuccess) {
+  if (atomic_load_explicit(&comm->last_stream, memory_order_relaxed) != s &&
+      (res = sim_comm_note_stream(comm, s)) != ncclSuccess) {
     t->ops->release(t);
     if (depth > 0 && group_error == ncclSuccess) group_error = res;
     return res;
@@ -72,6 +73,11 @@ ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
     SIM_WARN(SIM_INIT, "rank %d stops at its NCCL operation %llu (%s), as NCCLSIM_FAULT asks%s%s", comm->rank,
              (unsigned long long)comm->fault_at, t->ops->name, fr ? "; flight recorder: " : "", fr ? fr : "");
   }
+  if (atomic_load_explicit(&comm->graph_inflight, memory_order_relaxed) && (res = sim_capture_mixing(t)) != ncclSuccess) {
+    t->ops->release(t);
+    if (depth > 0 && group_error == ncclSuccess) group_error = res;
+    return res;
+  }
   atomic_fetch_add(&comm->inflight, 1);
   if (depth == 0) {
     /* A lone call is its own group: it connects, then launches. */
@@ -79,6 +85,8 @@ ncclResult_t sim_task_submit(sim_task *t, cudaStream_t stream) {
       sim_task_done(t);
       return res;
     }
+    /* On a capturing stream it becomes a node of a graph (capture.c). */
+    if (sim_stream_capturing(t->stream)) return sim_capture_tasks(t);
     if (t->ops->commit) t->ops->commit(t);
     sim_task_order(t);
     return sim_task_launch(t);
@@ -192,10 +200,13 @@ SIM_EXPORT ncclResult_t ncclGroupEnd(void) {
     return res;
   }
   ncclResult_t cres = sim_connect(tasks_head);
+  if (cres == ncclSuccess) cres = sim_capture_group(&tasks_head); /* capturing streams' tasks: graph nodes */
   if (cres != ncclSuccess) {
     drop_tasks();
     return cres;
   }
+  tasks_tail = NULL;
+  if (!tasks_head) return res;
   for (sim_task *t = tasks_head; t; t = t->next)
     if (t->ops->commit) t->ops->commit(t);
   sim_task_order(tasks_head);

@@ -34,8 +34,13 @@ void sim_task_free(sim_task *t) { sim_stream_op_free(t); }
 
 void sim_task_done(sim_task *t) {
   ncclComm_t comm = t->comm;
+  if (t->replayed) atomic_fetch_sub(&comm->graph_inflight, 1);
   sim_trace_close(t);
   t->ops->release(t);
+  sim_task_uncount(comm);
+}
+
+void sim_task_uncount(ncclComm_t comm) {
   /* Teardown waits for the count to reach 0, then takes the comm's lock
    * once before it frees the comm: the last task drops it and wakes the
    * waiter under that lock. Any other drop leaves it above 0, which keeps

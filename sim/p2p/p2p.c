@@ -333,9 +333,9 @@ static int p2p_awaits(sim_task *base, sim_rank_ref *out, int max) {
 }
 
 static const struct sim_task_ops send_ops = {"ncclSend", p2p_post,    p2p_wait,  p2p_describe,
-                                             p2p_release, p2p_commit, p2p_awaits, SIM_COST_KERNEL};
+                                             p2p_release, p2p_commit, p2p_awaits, SIM_COST_KERNEL, NULL};
 static const struct sim_task_ops recv_ops = {"ncclRecv", p2p_post,    p2p_wait,  p2p_describe,
-                                             p2p_release, p2p_commit, p2p_awaits, SIM_COST_KERNEL};
+                                             p2p_release, p2p_commit, p2p_awaits, SIM_COST_KERNEL, NULL};
 
 static ncclResult_t enqueue(bool is_send, void *buf, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
                             cudaStream_t stream) {

@@ -88,9 +88,9 @@ static int net_awaits(sim_task *base, sim_rank_ref *out, int max) {
 }
 
 static const struct sim_task_ops net_send_ops = {"ncclSend", net_post, net_wait, net_describe, net_release, NULL,
-                                                 net_awaits, SIM_COST_KERNEL};
+                                                 net_awaits, SIM_COST_KERNEL, NULL};
 static const struct sim_task_ops net_recv_ops = {"ncclRecv", net_post, net_wait, net_describe, net_release, NULL,
-                                                 net_awaits, SIM_COST_KERNEL};
+                                                 net_awaits, SIM_COST_KERNEL, NULL};
 
 ncclResult_t sim_p2p_net_enqueue(bool is_send, void *buf, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
                                  cudaStream_t stream) {

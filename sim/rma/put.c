@@ -75,9 +75,17 @@ static void put_release(sim_task *base) {
 
 static void put_commit(sim_task *base) { rma_signal_commit(base, ((put_task *)base)->peer); }
 
+/* A graph launch's copy of a captured put (core/capture.c): a reference
+ * on the window of its own, and a fresh look at the target. */
+static void put_retain(sim_task *base) {
+  put_task *t = (put_task *)base;
+  rma_cwin_ref(t->cw, base->comm->rank);
+  t->frees = UINT64_MAX;
+}
+
 static const struct sim_task_ops put_ops = {"ncclPutSignal", put_post,   put_wait,       put_describe,
                                             put_release,     put_commit, rma_awaits_none,
-                                            SIM_COST_RMA_PUT};
+                                            SIM_COST_RMA_PUT, put_retain};
 
 SIM_EXPORT ncclResult_t ncclPutSignal(const void *localbuff, size_t count, ncclDataType_t datatype, int peer,
                                       ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,

@@ -86,7 +86,7 @@ static void signal_commit(sim_task *base) { rma_signal_commit(base, ((signal_tas
 
 static const struct sim_task_ops signal_ops = {"ncclSignal", signal_post,   signal_wait,    signal_describe,
                                                task_free,    signal_commit, rma_awaits_none,
-                                               SIM_COST_RMA_PUT};
+                                               SIM_COST_RMA_PUT, NULL};
 
 SIM_EXPORT ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
                                    cudaStream_t stream) {
@@ -191,7 +191,7 @@ static int wait_awaits(sim_task *base, sim_rank_ref *out, int max) {
 
 static const struct sim_task_ops wait_ops = {"ncclWaitSignal", wait_post, wait_wait, wait_describe,
                                              task_free,        NULL,      wait_awaits,
-                                             SIM_COST_RMA_WAIT};
+                                             SIM_COST_RMA_WAIT, NULL};
 
 SIM_EXPORT ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *descs, ncclComm_t comm,
                                        cudaStream_t stream) {
