@@ -31,3 +31,8 @@ tests/kernel_memory: $(srcdir)/tests/kernel_memory.cu $(KERNEL_TEST_DEPS)
 	$(AM_V_GEN)$(NVCC_TEST) -o $@ $(srcdir)/tests/kernel_memory.cu $(CMOCKA_LIBS)
 tests/kernel_faults: $(srcdir)/tests/kernel_faults.cu $(KERNEL_TEST_DEPS)
 	$(AM_V_GEN)$(NVCC_TEST) -o $@ $(srcdir)/tests/kernel_faults.cu $(CMOCKA_LIBS)
+# Kernels in CUDA graphs (sim/kernel/graph.c).
+KERNEL_TESTS += tests/kernel_graph
+EXTRA_DIST += tests/kernel_graph.cu
+tests/kernel_graph: $(srcdir)/tests/kernel_graph.cu $(KERNEL_TEST_DEPS)
+	$(AM_V_GEN)$(NVCC_TEST) -o $@ $(srcdir)/tests/kernel_graph.cu $(CMOCKA_LIBS)
