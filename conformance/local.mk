@@ -30,7 +30,8 @@ conformance_n4c_conformance_SOURCES = \
 	conformance/case_rma.h conformance/case_res.c conformance/case_win.c \
 	conformance/case_reg.c conformance/case_sig.c \
 	conformance/case_dev.c conformance/case_iop.c conformance/case_block.c conformance/case_ft.c \
-	conformance/coll_check.h conformance/coll_check.c conformance/case_coll.c conformance/case_redop.c
+	conformance/coll_check.h conformance/coll_check.c conformance/case_coll.c conformance/case_redop.c \
+	conformance/case_graph.c
 # MPI_CFLAGS and MPI_LIBS are empty unless configure --with-mpi (HAVE_MPI).
 # JANSSON_CFLAGS and JANSSON_LIBS are empty unless configure found jansson
 # (HAVE_JANSSON): the JSON reports and --table.
@@ -48,7 +49,7 @@ EXTRA_DIST += conformance/cases.def
 # NCCL (docs/conformance/README.md lists what each showed). The top
 # Makefile.am's distcheck-hook checks that they are in.
 EXTRA_DIST += conformance/gpu-run.sh conformance/probes/ft_inflight.c conformance/probes/ft_probe.c \
-	conformance/probes/sig_stress.c conformance/probes/win_unequal.c
+	conformance/probes/sig_stress.c conformance/probes/win_unequal.c conformance/probes/graph_probe.c
 
 # make check: the suite on ncclsim at 2, 4 and 8 ranks as threads on one
 # node, at 4 ranks on 2 simulated nodes (NCCLSIM_RANKS_PER_NODE=2), at 2 and
