@@ -34,6 +34,7 @@ run signal_latency 2000 2
 run put_bw 1048576
 run p2p_bw 1048576
 run allreduce_bw 1048576 2,4
+run graph_replay 20 5 2
 # The roofline: 1 MiB at 2, 4 and 8 ranks, 2 repeats.
 run coll_roofline 1048576 1048576 2,4,8 2
 # Kernels (ncclsim with ncclsim-nvcc): 2 repeats, an 8 MiB copy.

@@ -14,6 +14,11 @@ BENCH_PROGRAMS += bench/allreduce_bw
 bench_allreduce_bw_SOURCES = bench/allreduce_bw.c
 bench_allreduce_bw_LDADD = lib/libnccl4c.la $(BACKEND_LIBS) -lpthread
 noinst_HEADERS += bench/bench.h
+# NCCL operations replayed by CUDA graphs against direct calls, and a
+# 1000-node graph's instantiation.
+BENCH_PROGRAMS += bench/graph_replay
+bench_graph_replay_SOURCES = bench/graph_replay.c
+bench_graph_replay_LDADD = $(BACKEND_LIBS) -lpthread
 # Collectives against the all-core streaming bandwidth (the roofline).
 BENCH_PROGRAMS += bench/coll_roofline
 bench_coll_roofline_SOURCES = bench/coll_roofline.c
