@@ -478,6 +478,19 @@ static void update_fn(rank_ctx *c) {
   assert_int_equal(h[0], c->nranks);
   assert_int_equal(cudaMemcpy(h, a, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
   assert_int_equal(h[0], 1);
+  /* Launched on a stream of another device: the graph's operations keep
+   * their communicator's device. */
+  int mine;
+  cudaStream_t other;
+  assert_int_equal(cudaGetDevice(&mine), cudaSuccess);
+  assert_int_equal(cudaSetDevice(mine + 2), cudaSuccess);
+  assert_int_equal(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  assert_int_equal(cudaSetDevice(mine), cudaSuccess);
+  assert_int_equal(cudaGraphLaunch(x, other), cudaSuccess);
+  assert_int_equal(cudaStreamSynchronize(other), cudaSuccess);
+  assert_int_equal(cudaMemcpy(h, b, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(h[0], c->nranks * c->nranks);
+  cudaStreamDestroy(other);
   cudaGraphExecDestroy(x);
   cudaGraphDestroy(ga);
   cudaFree(a);

@@ -97,14 +97,10 @@ static cudaError_t work_launch(sim_graph_work *gw, sim_stream *s) {
   sim_mutex_lock(&w->lock);
   if (!w->tasks)
     SIM_WARN(SIM_STREAM, "cudaGraphLaunch: the graph holds %s, but %s", w->what, w->gone);
+  /* On the launch stream, whatever its device: a graph's nodes keep the
+   * device they were captured on, and the device is only a tag here. */
   for (sim_task *t = w->tasks; t; t = t->next) {
     ncclComm_t comm = t->comm;
-    if (sim_stream_device(s) != comm->device) {
-      SIM_WARN(SIM_STREAM, "cudaGraphLaunch: %s of rank %d's communicator (device %d) on stream %p of device %d",
-               t->ops->name, comm->rank, comm->device, (void *)s, sim_stream_device(s));
-      res = ncclInvalidUsage;
-      break;
-    }
     sim_task *c = copy_task(t, s);
     if (!c || sim_comm_note_stream(comm, s) != ncclSuccess) {
       if (c) t->ops->release(c);
@@ -127,7 +123,7 @@ static cudaError_t work_launch(sim_graph_work *gw, sim_stream *s) {
       head = c->next;
       sim_task_done(c);
     }
-    return res == ncclSystemError ? cudaErrorMemoryAllocation : cudaErrorLaunchFailure;
+    return res != ncclSuccess ? cudaErrorMemoryAllocation : cudaErrorLaunchFailure;
   }
   for (sim_task *c = head; c; c = c->next)
     if (c->ops->commit) c->ops->commit(c);

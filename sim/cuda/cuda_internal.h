@@ -114,7 +114,9 @@ void sim_capture_event_forget(cudaEvent_t e);
 /* Whether e is a live event (event.c). */
 bool sim_event_valid(cudaEvent_t e);
 /* Set while the thread enqueues a graph launch's nodes (graph_exec.c):
- * the launch counts toward the stream's depth, its nodes' ops do not. */
+ * the launch counts toward the stream's depth, its nodes' ops do not.
+ * sim_graph_launches: the threads doing so now. */
 extern _Thread_local bool sim_graph_launching;
+extern _Atomic int sim_graph_launches;
 
 #endif

@@ -27,6 +27,7 @@
 #include "graph_internal.h"
 
 _Thread_local bool sim_graph_launching;
+_Atomic int sim_graph_launches;
 
 typedef struct xnode {
   gparams p;
@@ -408,12 +409,14 @@ SIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t s
     return sim_cuda_error(err);
   }
   atomic_fetch_add(&x->refs, 1); /* the end op's */
+  atomic_fetch_add(&sim_graph_launches, 1);
   sim_graph_launching = true;
   for (size_t i = 0; i < x->n && err == cudaSuccess; i++) err = launch_node(&x->nodes[i], s);
   /* The end op is enqueued whatever failed, so that the launch counts
    * done; it never waits for room. */
   cudaError_t end = mark(s, x, 0, true);
   sim_graph_launching = false;
+  atomic_fetch_sub(&sim_graph_launches, 1);
   if (end != cudaSuccess) {
     sim_count_add(&x->done, 1);
     exec_unref(x);

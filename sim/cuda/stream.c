@@ -406,7 +406,10 @@ static cudaError_t wait_room(sim_stream *s, const sim_op *op, room_arg *room) {
 
 cudaError_t sim_stream_enqueue(sim_stream *s, sim_op *op) {
   op->next = NULL;
-  if (sim_graph_launching) op->unbounded = true; /* a graph launch counts once, as its first op (graph_exec.c) */
+  /* A graph launch counts once, as its first op (graph_exec.c); the
+   * thread-local is read only while some thread launches a graph (a
+   * library's thread-local costs a call). */
+  if (atomic_load_explicit(&sim_graph_launches, memory_order_relaxed) && sim_graph_launching) op->unbounded = true;
   uint64_t cost = op->unbounded ? 0 : op->cost ? op->cost : 1;
   room_arg room = {s, cost};
   if (cost && sim_param_int(SIM_P_STREAM_DEPTH) > 0 && !has_room(&room)) {
