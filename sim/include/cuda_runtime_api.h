@@ -544,10 +544,14 @@ const char *cudaGetErrorName(cudaError_t error);
  * Kernels built by ncclsim's compiler driver (`pkg-config --variable=nvcc
  * ncclsim`) run on the CPU: a launch is a stream operation like any other,
  * and its threads are fibers run by the stream's worker, one block at a
- * time (a cooperative launch: every block at once). `func` below is a
+ * time in index order (a cooperative launch: every block at once); when
+ * every resident thread waits, later blocks join, up to what an H100
+ * holds at once. `func` below is a
  * kernel's address (`(const void *)k`, or `k` itself through the C++
- * overloads of <cuda_runtime.h>); an address that is no kernel built by
- * the driver gives cudaErrorInvalidDeviceFunction. Thread-safe: any thread
+ * overloads of <cuda_runtime.h>); NULL gives cudaErrorInvalidDeviceFunction
+ * and any other address that is no kernel built by the driver (a host
+ * function's) cudaErrorInvalidResourceHandle, as CUDA 13 does (measured on
+ * an H100). Thread-safe: any thread
  * may launch on any stream. A launch's configuration errors are returned
  * and kept for cudaGetLastError, as CUDA does; a kernel's faults (a failed
  * assert, a bad address, __trap, a thread that can never go on) are sticky
@@ -666,8 +670,9 @@ enum cudaLimit {
  * (or its __launch_bounds__), blockDim.z over 64, gridDim.y or .z over
  * 65535, more shared memory than 48 KiB or the kernel's
  * cudaFuncAttributeMaxDynamicSharedMemorySize, args NULL for a kernel with
- * parameters; cudaErrorInvalidDeviceFunction: func is no kernel;
- * cudaErrorInvalidResourceHandle: a destroyed stream (CUDA crashes);
+ * parameters; cudaErrorInvalidDeviceFunction: func is NULL;
+ * cudaErrorInvalidResourceHandle: func is no kernel, or a destroyed stream
+ * (CUDA crashes);
  * cudaErrorMemoryAllocation. Mirrors CUDA's cudaLaunchKernel. */
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                              cudaStream_t stream);
@@ -689,18 +694,24 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
 cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig);
 /* Blocks of blockSize threads with dynamicSMemSize bytes that an H100
  * multiprocessor holds: the least of 32, 2048 / blockSize threads,
- * 65536 / (32 * blockSize) registers and 233472 / (shared + 1024) bytes. */
+ * 65536 / (32 * blockSize) registers and 233472 / (shared + 1024) bytes;
+ * 0 for a block it could not launch (over its __launch_bounds__, or more
+ * dynamic shared memory than its attribute allows, as CUDA 13 answers). */
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
                                                           size_t dynamicSMemSize);
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize,
                                                                    size_t dynamicSMemSize, unsigned int flags);
 cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks,
                                                       int blockSize);
-/* cudaLimitPrintfFifoSize (bytes of device printf output kept until the
- * host synchronizes, default 1 MiB) is kept; cudaLimitStackSize reads
- * NCCLSIM_KERNEL_STACK_KB, and setting it is taken with no effect, as is
- * cudaLimitMallocHeapSize (device malloc is the host's); the device
- * runtime's and L2 limits give cudaErrorUnsupportedLimit. */
+/* The current device's limits, with CUDA 13's defaults on an H100
+ * (measured): cudaLimitPrintfFifoSize, bytes of device printf output kept
+ * until the host synchronizes (8650752; 0, or a change once a kernel
+ * printed on the device: cudaErrorInvalidValue); cudaLimitStackSize (1024)
+ * and cudaLimitMallocHeapSize (8 MiB) are kept and read back, but a
+ * kernel's thread has the stack NCCLSIM_KERNEL_STACK_KB gives it and
+ * device malloc is the host's. The device runtime's and L2 limits give
+ * cudaErrorUnsupportedLimit, a limit that does not exist
+ * cudaErrorInvalidValue. Thread-safe. */
 cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value);
 cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit);
 /* __device__ and __constant__ variables: each device has its own copy,

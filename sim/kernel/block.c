@@ -94,9 +94,8 @@ void sim_k_abort(kgrid *g, cudaError_t err, const char *fmt, ...) {
 /* ---- the ring ---- */
 
 static unsigned ring_index(kgrid *g, kthread *t) {
-  /* Threads of a block are contiguous in the ring, blocks in order. */
-  kblock *b = t->pub.block;
-  return (unsigned)(b - g->blocks) * b->nthreads + t->pub.rank;
+  (void)g; /* a block's threads are contiguous in the ring */
+  return t->pub.block->ring_base + t->pub.rank;
 }
 
 static void describe_stall(kgrid *g, char *buf, size_t len) {
@@ -134,13 +133,17 @@ static void describe_stall(kgrid *g, char *buf, size_t len) {
   }
   if (n < len && g->blocks_started < g->nblocks)
     snprintf(buf + n, len - n,
-             "; %llu of the grid's %llu blocks have not started: a launch that is not cooperative may run its blocks "
-             "one at a time, so a wait for another block (a grid-wide barrier) needs cudaLaunchCooperativeKernel",
-             g->nblocks - g->blocks_started, g->nblocks);
+             "; %llu of the grid's %llu blocks have not started, %u are resident (an H100 holds %llu of them at once): "
+             "only a cooperative launch (cudaLaunchCooperativeKernel) promises that every block runs at once, so a "
+             "wait for a block beyond those needs one",
+             g->nblocks - g->blocks_started, g->nblocks, g->nresident + g->nadmitted, g->capacity);
 }
 
-/* A round passed: if nothing progressed in it, let other workers run,
- * and end the kernel after NCCLSIM_TIMEOUT of quiet. */
+/* A round passed: if nothing progressed in it, let other workers run;
+ * after a millisecond of quiet make another block resident (a wait for
+ * another rank's kernel is usually shorter, and costs no memory then); end
+ * the kernel after NCCLSIM_TIMEOUT of quiet. */
+enum { ADMIT_AFTER_NS = 1000000 };
 static void wrapped(kgrid *g) {
   if (g->progress) {
     g->progress = false;
@@ -151,12 +154,14 @@ static void wrapped(kgrid *g) {
   uint64_t now = sim_now_ns();
   if (!g->quiet_since) {
     g->quiet_since = now;
+  } else if (now - g->quiet_since > ADMIT_AFTER_NS && sim_k_admit(g)) {
+    g->quiet_since = 0; /* the block may wait for a later one */
   } else if (now - g->quiet_since > sim_timeout_ns() && g->running) {
     char stall[768];
     describe_stall(g, stall, sizeof stall);
     sim_k_abort(g, cudaErrorLaunchTimeout,
                 "no thread progressed for NCCLSIM_TIMEOUT=%s s (no barrier passed, no thread started or ended): %s. "
-                "On a GPU this kernel would not end",
+                "A GPU would spin on",
                 sim_param_text(SIM_P_TIMEOUT), stall);
   }
 }
@@ -309,7 +314,7 @@ static bool grow(void **p, unsigned *cap, size_t n, size_t size) {
   return true;
 }
 
-bool sim_k_block_init(kgrid *g, kblock *b, uint3 bid) {
+bool sim_k_block_init(kgrid *g, kblock *b, uint3 bid, bool own) {
   __ncclsim_launch *l = g->l;
   unsigned n = l->block.x * l->block.y * l->block.z;
   memset(b, 0, sizeof *b);
@@ -320,7 +325,7 @@ bool sim_k_block_init(kgrid *g, kblock *b, uint3 bid) {
   const kentry *k = sim_k_lookup(l->kernel, false);
   b->smem_cap = sim_k_smem_limit(k);
   if (b->smem_cap < l->smem) b->smem_cap = l->smem;
-  if (l->cooperative) {
+  if (own) {
     b->threads = sim_calloc(n, sizeof *b->threads);
     b->warps = sim_calloc(b->nwarps, sizeof *b->warps);
     b->smem = sim_malloc(b->smem_cap ? b->smem_cap : 1);
