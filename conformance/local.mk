@@ -114,3 +114,34 @@ tests_conf_report_tap_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
 tests_conf_report_tap_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_conf_report_tap_LDADD = $(CMOCKA_LIBS) $(JANSSON_LIBS) -lm
 CLEANFILES += tests/conf_report.out.json tests/conf_report.out.xml
+
+# The DEVK cases' kernels (conformance/devk.h): one .cu per area, built by
+# ncclsim-nvcc on ncclsim and by nvcc (N4C_NVCC) on real NCCL into a module
+# the suite loads at its first DEVK case (conformance/case_devk.c says why
+# not linked in); without a CUDA compiler the cases skip.
+DEVK_CU = conformance/devk_lsa.cu conformance/devk_gin.cu conformance/devk_ll.cu
+conformance_n4c_conformance_SOURCES += conformance/case_devk.c conformance/devk.h
+conformance_n4c_conformance_CPPFLAGS += -DN4C_DEVK_INSTALLED='"$(pkglibdir)"'
+conformance_n4c_conformance_LDADD += -ldl
+EXTRA_DIST += $(DEVK_CU) conformance/devk_util.h
+if HAVE_DEVK
+if BACKEND_SIM
+# The build's sanitizers go to the host compiler the driver runs, as in
+# tests/kernel.mk, so the kernels and libncclsim are instrumented alike.
+DEVK_NVCC = $(top_builddir)/sim/ncclsim-nvcc -g -O1 -forward-unknown-to-host-compiler $(SAN_CFLAGS) $(SAN_LDFLAGS)
+DEVK_DEPS = sim/ncclsim-nvcc sim/libncclsim.la $(ncclsiminclude_HEADERS) $(ncclsimdeviceinclude_HEADERS) \
+	$(ncclsimdeviceimplinclude_HEADERS) $(ncclsimkernelinclude_HEADERS)
+DEVK_LIBS =
+else
+DEVK_NVCC = $(N4C_NVCC) -Xcompiler -fPIC $(BACKEND_CPPFLAGS)
+DEVK_DEPS =
+DEVK_LIBS = $(BACKEND_LIBS)
+endif
+devkdir = $(pkglibdir)
+devk_DATA = conformance/n4c-devk.so
+check_DATA = conformance/n4c-devk.so
+CLEANFILES += conformance/n4c-devk.so
+DEVK_SRC = $(srcdir)/conformance/devk_lsa.cu $(srcdir)/conformance/devk_gin.cu $(srcdir)/conformance/devk_ll.cu
+conformance/n4c-devk.so: $(DEVK_SRC) $(srcdir)/conformance/devk.h $(srcdir)/conformance/devk_util.h $(DEVK_DEPS)
+	$(AM_V_GEN)$(DEVK_NVCC) -std=c++17 -shared -I$(top_srcdir)/conformance -o $@ $(DEVK_SRC) $(DEVK_LIBS)
+endif

@@ -35,18 +35,16 @@ SIM_EXPORT void ncclsimDevNamedBarrier(unsigned id, unsigned nthreads) {
   while (b->gen[id] == gen) __ncclsim_yield("a named barrier (ncclCoopWarpSpan::sync)");
 }
 
+/* The engine's message names the kernel, block and thread before ours. */
 static void __attribute__((noreturn)) vfault(int err, const char *prefix, const char *fmt, va_list ap) {
-  char msg[1024], where[256];
+  char msg[1024];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  __ncclsim_where(where, sizeof where);
-  __ncclsim_fault(err, "%s%s: %s", prefix, where, msg);
+  __ncclsim_fault(err, "%s%s", prefix, msg);
   abort(); /* a host thread that called device code: nothing to end */
 }
 
 SIM_EXPORT void ncclsimDevUnsupported(const char *what) {
-  char where[256];
-  __ncclsim_where(where, sizeof where);
-  __ncclsim_fault(cudaErrorNotSupported, "%s: %s is not supported on ncclsim", where, what);
+  __ncclsim_fault(cudaErrorNotSupported, "%s is not supported on ncclsim", what);
   abort();
 }
 

@@ -85,8 +85,11 @@ struct ncclsimDevState {
   sim_clique *clique;
   sim_dev_group *group;
   uint64_t seq, id;
-  /* Resource buffers: the barriers', then the requirements' (device memory). */
-  char *res;
+  /* What peers reach, one block of device memory: the resource buffers
+   * (the barriers', then the requirements'), then the signals at sig_off. */
+  char *block;
+  size_t block_bytes, sig_off;
+  char *res; /* block, or NULL without resource buffers */
   size_t res_bytes;
   /* GIN. */
   int gin_type;         /* ncclGinType_t, NONE without GIN */
@@ -94,7 +97,7 @@ struct ncclsimDevState {
   bool strong_ok, va_ok; /* ginStrongSignalsRequired, ginVaSignalsRequired */
   int nctx, nsig, nctr;
   int queue_depth;     /* ginQueueDepth (0: the proxy's default) */
-  uint64_t *signals;  /* [nctx][nsig], written by peers */
+  uint64_t *signals;  /* [nctx][nsig], in block: written by peers */
   uint64_t *shadows;  /* [nctx][nsig] */
   uint64_t *counters; /* [nctx][nctr] */
   sim_dev_ctx *ctx;   /* [nctx] */
@@ -135,11 +138,12 @@ static inline sim_dev_rank *sim_dev_rank_of(ncclComm_t comm) {
 
 /* ---- state.c ---- */
 /* Makes comm's seq-th device communicator's state from dc (filled but for
- * sim) and res (its resource buffers, res_bytes), and joins its group:
- * ncclSystemError out of memory, with a WARN. */
-ncclResult_t sim_dev_state_make(ncclComm_t comm, const ncclDevComm *dc, char *res, size_t res_bytes, uint64_t seq,
+ * sim, resourceBase and what follows from the state), with res_bytes of
+ * resource buffers, and joins its group: ncclSystemError out of memory,
+ * with a WARN; across hosts, what the exchange of its keys returns. */
+ncclResult_t sim_dev_state_make(ncclComm_t comm, const ncclDevComm *dc, size_t res_bytes, uint64_t seq,
                                 struct ncclsimDevState **out);
-/* Leaves the group and frees st (its proxy stopped, its resources freed). */
+/* Leaves the group and frees st (its proxy stopped, its memory freed). */
 void sim_dev_state_free(struct ncclsimDevState *st);
 /* Frees the groups left in a clique's dev state (clique_fini). */
 void sim_dev_groups_fini(sim_dev_state *ds);
@@ -195,6 +199,10 @@ void sim_dev_net_free(struct ncclsimDevState *st);
  * source. */
 void sim_dev_net_execute(struct ncclsimDevState *st, const ncclsimGinOp *op, const void *src, size_t bytes,
                          uint64_t dst_addr, const sim_ucx_rkey *dst_key);
+/* op's get from a rank on another host: its bytes at addr (key) into dst;
+ * waits for them. */
+void sim_dev_net_get(struct ncclsimDevState *st, const ncclsimGinOp *op, void *dst, uint64_t addr,
+                     const sim_ucx_rkey *key);
 /* Where rank peer's (on another host) resource buffers are at offset,
  * for UCX. */
 void sim_dev_net_res_at(struct ncclsimDevState *st, int peer, size_t offset, uint64_t *addr,

@@ -323,23 +323,23 @@ SIM_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequ
     return ncclInvalidArgument;
   }
 
+  /* Across hosts the device communicator's memory is registered as a
+   * window, a call that waits for every rank (as NCCL's creation does). */
+  if (comm->clique->net && (sim_group_depth() > 0 || !comm->blocking)) {
+    SIM_WARN(SIM_DEV,
+             "%s: rank %d's communicator spans %d hosts, and ncclsim does not yet run %s %s across hosts "
+             "(docs/ncclsim.md, \"Ranks on other hosts\")",
+             OP_CREATE, comm->rank, comm->clique->net->nhosts, OP_CREATE,
+             comm->blocking ? "inside a group" : "on a non-blocking communicator");
+    return ncclInvalidUsage;
+  }
+
   ncclDevComm_t dc;
   memset(&dc, 0, sizeof dc);
   own_barriers own;
   res_layout lay = {0, r->ginSignalCount, r->ginCounterCount};
   SIM_CHECK(lay_out(barrier_requirements(comm, r, railed, &dc, &own), r->resourceRequirementsList, &lay));
 
-  char *res = NULL;
-  if (lay.bytes) {
-    size_t alloc = (lay.bytes + NCCLSIM_DEV_RESOURCE_UNIT - 1) & ~(size_t)(NCCLSIM_DEV_RESOURCE_UNIT - 1);
-    cudaError_t e = sim_mem_alloc((void **)&res, alloc, comm->device, SIM_MEM_DEVICE, 4096);
-    if (e != cudaSuccess) {
-      SIM_WARN(SIM_DEV, "%s: cannot allocate %zu bytes of resource buffers on device %d", OP_CREATE, alloc,
-               comm->device);
-      return ncclSystemError;
-    }
-    memset(res, 0, alloc);
-  }
   sim_dev_state *ds = comm->clique->area[SIM_AREA_DEV];
   dc.magic = NCCL_API_MAGIC;
   dc.version = r->version;
@@ -370,7 +370,6 @@ SIM_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequ
   dc.worldGinBarrierCount = r->worldGinBarrierCount;
   dc.lsaLLA2ABlockCount = r->lsaLLA2ABlockCount;
   dc.lsaLLA2ASlotCount = r->lsaLLA2ASlotCount;
-  dc.resourceBase = res;
   dc.resourceBytes = lay.bytes;
   dc.id = atomic_fetch_add(&ds->next_id, 1);
   for (ncclTeamRequirements_t *q = r->teamRequirementsList; q; q = q->next)
@@ -382,15 +381,15 @@ SIM_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequ
   pthread_mutex_unlock(&dr->lock);
   sim_devcomm *d = sim_calloc(1, sizeof *d);
   struct ncclsimDevState *st = NULL;
-  ncclResult_t res_ok = d ? sim_dev_state_make(comm, &dc, res, lay.bytes, seq, &st) : ncclSystemError;
-  if (res_ok != ncclSuccess) {
+  ncclResult_t made = d ? sim_dev_state_make(comm, &dc, lay.bytes, seq, &st) : ncclSystemError;
+  if (made != ncclSuccess) {
     sim_free(d);
-    if (res) sim_mem_free(res, SIM_MEM_DEVICE);
-    return res_ok;
+    return made;
   }
   d->id = dc.id;
   d->st = st;
   dc.sim = st;
+  dc.resourceBase = st->res;
   dc.ginHandles[0] = st;
   dc.ginSignalShadows = st->shadows;
   dc.resourceWindow = lay.bytes ? (ncclWindow_t)(void *)&st->res_window : NULL;

@@ -103,8 +103,6 @@ static void check(struct ncclsimDevState *st, const ncclsimGinOp *op) {
   } else if (op->kind == NCCLSIM_GIN_GET) {
     sim_dev_win_at(sim_dev_win_of(op->srcWin, name), op->peer, op->srcOff, op->bytes, name, NULL, NULL);
     sim_dev_win_at(sim_dev_win_of(op->dstWin, name), st->rank, op->dstOff, op->bytes, name, NULL, NULL);
-    if (sim_net_remote(st->clique->net, op->peer))
-      ncclsimDevUnsupported("ncclGin::get from a rank on another simulated host");
   }
   check_signal(st, op, name);
   if (op->hasCounter && op->counter >= (uint32_t)st->nctr)
@@ -150,9 +148,10 @@ void sim_dev_gin_execute(struct ncclsimDevState *st, const ncclsimGinOp *op) {
       if (op->sigType != NCCLSIM_GIN_SIG_NONE) signal_here(st, op);
     }
   } else if (op->kind == NCCLSIM_GIN_GET) {
-    const char *src = sim_dev_win_at(sim_dev_win_of(op->srcWin, name), op->peer, op->srcOff, op->bytes, name, NULL, NULL);
+    const char *src = sim_dev_win_at(sim_dev_win_of(op->srcWin, name), op->peer, op->srcOff, op->bytes, name, &addr, &key);
     char *dst = sim_dev_win_at(sim_dev_win_of(op->dstWin, name), st->rank, op->dstOff, op->bytes, name, NULL, NULL);
-    if (op->bytes) c->tp->copy(dst, src, op->bytes);
+    if (remote) sim_dev_net_get(st, op, dst, addr, key);
+    else if (op->bytes) c->tp->copy(dst, src, op->bytes);
     __atomic_thread_fence(__ATOMIC_RELEASE);
   } else if (remote) {
     sim_dev_net_execute(st, op, NULL, 0, 0, NULL);

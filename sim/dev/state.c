@@ -70,18 +70,35 @@ void sim_dev_groups_fini(sim_dev_state *ds) {
 
 static void state_release(struct ncclsimDevState *st) {
   sim_free(st->lsa_world);
-  sim_free(st->signals);
   sim_free(st->shadows);
   sim_free(st->counters);
   if (st->ctx)
     for (int i = 0; i < st->nctx; i++) sim_free(st->ctx[i].ring);
   sim_free(st->ctx);
-  if (st->res) sim_mem_free(st->res, SIM_MEM_DEVICE);
+  if (st->block) sim_mem_free(st->block, SIM_MEM_NCCL);
   st->magic = 0;
   sim_free(st);
 }
 
-ncclResult_t sim_dev_state_make(ncclComm_t comm, const ncclDevComm *dc, char *res, size_t res_bytes, uint64_t seq,
+/* The block of device memory peers reach: the resource buffers, then
+ * the signals (nctx x nsig), zeroed. */
+static bool block_make(struct ncclsimDevState *st, int device) {
+  size_t res = (st->res_bytes + 63) & ~(size_t)63, sig = (size_t)st->nctx * (size_t)st->nsig * sizeof(uint64_t);
+  st->block_bytes = res + sig;
+  if (!st->block_bytes) return true;
+  if (sim_mem_alloc((void **)&st->block, st->block_bytes, device, SIM_MEM_NCCL, 4096) != cudaSuccess) {
+    SIM_WARN(SIM_DEV, "ncclDevCommCreate: cannot allocate %zu bytes of resource buffers%s on device %d",
+             st->block_bytes, sig ? " and GIN signals" : "", device);
+    return false;
+  }
+  memset(st->block, 0, st->block_bytes);
+  st->res = st->res_bytes ? st->block : NULL;
+  st->signals = sig ? (uint64_t *)(st->block + res) : NULL;
+  st->sig_off = res;
+  return true;
+}
+
+ncclResult_t sim_dev_state_make(ncclComm_t comm, const ncclDevComm *dc, size_t res_bytes, uint64_t seq,
                                 struct ncclsimDevState **out) {
   struct ncclsimDevState *st = sim_calloc(1, sizeof *st);
   if (!st) return ncclSystemError;
@@ -94,7 +111,6 @@ ncclResult_t sim_dev_state_make(ncclComm_t comm, const ncclDevComm *dc, char *re
   st->clique = comm->clique;
   st->seq = seq;
   st->id = dc->id;
-  st->res = res;
   st->res_bytes = res_bytes;
   st->gin_type = (int)dc->ginType;
   st->railed = dc->ginConnectionsRailed;
@@ -106,19 +122,23 @@ ncclResult_t sim_dev_state_make(ncclComm_t comm, const ncclDevComm *dc, char *re
   st->queue_depth = dc->ginQueueDepth;
   const sim_net_map *m = comm->clique->net;
   st->nhosts_elsewhere = m ? m->nhosts - 1 : 0;
+  if (st->gin_type == NCCL_GIN_TYPE_NONE) st->nctx = st->nsig = st->nctr = 0;
   bool ok = (st->lsa_world = sim_calloc((size_t)st->lsa_size, sizeof *st->lsa_world)) != NULL;
   if (ok) sim_dev_lsa_members(comm, st->lsa_world);
   if (ok && st->gin_type != NCCL_GIN_TYPE_NONE) {
     size_t ns = (size_t)st->nctx * (size_t)st->nsig, nc = (size_t)st->nctx * (size_t)st->nctr;
-    ok = (!ns || ((st->signals = sim_calloc(ns, sizeof(uint64_t))) && (st->shadows = sim_calloc(ns, sizeof(uint64_t))))) &&
+    ok = (!ns || (st->shadows = sim_calloc(ns, sizeof(uint64_t)))) &&
          (!nc || (st->counters = sim_calloc(nc, sizeof(uint64_t)))) &&
          (st->ctx = sim_aligned_alloc(64, (size_t)st->nctx * sizeof *st->ctx)) != NULL;
     if (st->ctx) memset(st->ctx, 0, (size_t)st->nctx * sizeof *st->ctx);
   }
   if (!ok) {
-    st->res = NULL; /* the caller's to free */
     state_release(st);
     SIM_WARN(SIM_DEV, "ncclDevCommCreate: rank %d: out of memory for the device communicator's state", comm->rank);
+    return ncclSystemError;
+  }
+  if (!block_make(st, comm->device)) {
+    state_release(st);
     return ncclSystemError;
   }
   ncclResult_t r = ncclSuccess;
@@ -127,7 +147,6 @@ ncclResult_t sim_dev_state_make(ncclComm_t comm, const ncclDevComm *dc, char *re
   if (r == ncclSuccess && !st->group) r = ncclSystemError;
   if (r == ncclSuccess && m) r = sim_dev_net_setup(st);
   if (r != ncclSuccess) {
-    st->res = NULL;
     sim_dev_state_free(st);
     return r;
   }
@@ -147,11 +166,9 @@ void sim_dev_state_free(struct ncclsimDevState *st) {
 struct ncclsimDevState *sim_dev_self(const struct ncclDevComm *c, const char *op) {
   struct ncclsimDevState *st = c ? c->sim : NULL;
   if (!st || st->magic != SIM_DEV_STATE_MAGIC || st->id != c->id) {
-    char where[256];
-    __ncclsim_where(where, sizeof where);
     __ncclsim_fault(cudaErrorInvalidValue,
-                    "%s: %s: the device communicator (id %llu) was not made by ncclDevCommCreate, or was destroyed",
-                    op, where, c ? (unsigned long long)c->id : 0ull);
+                    "%s: the device communicator (id %llu) was not made by ncclDevCommCreate, or was destroyed",
+                    op, c ? (unsigned long long)c->id : 0ull);
     abort(); /* a host thread that called device code */
   }
   return st;

@@ -49,12 +49,12 @@ void sim_dev_activity_report(struct ncclsimDevState *st, char *buf, size_t len) 
   for (int r = 0; r < st->nranks && n < len; r++) {
     int w;
     if (sim_net_remote(m, r)) {
-      w = snprintf(buf + n, len - n, "; rank %d: on another simulated host (not visible from here)", r);
+      w = snprintf(buf + n, len - n, "%s rank %d: on another simulated host (not visible from here)", r ? ";" : ":", r);
     } else {
       struct ncclsimDevState *p = st->group ? atomic_load_explicit(&st->group->rank[r], memory_order_acquire) : NULL;
       if (!p) {
-        w = snprintf(buf + n, len - n, "; rank %d: has no device communicator #%llu (not created yet, or destroyed)",
-                     r, (unsigned long long)st->seq);
+        w = snprintf(buf + n, len - n, "%s rank %d: has no device communicator #%llu (not created yet, or destroyed)",
+                     r ? ";" : ":", r, (unsigned long long)st->seq);
       } else {
         int waiting = atomic_load_explicit(&p->act.waiting, memory_order_acquire);
         uint64_t since = atomic_load_explicit(&p->act.since, memory_order_relaxed);
@@ -64,12 +64,12 @@ void sim_dev_activity_report(struct ncclsimDevState *st, char *buf, size_t len) 
         what[sizeof what - 1] = where[sizeof where - 1] = 0;
         double ago = since && now > since ? (double)(now - since) / 1e9 : 0.0;
         if (!since)
-          w = snprintf(buf + n, len - n, "; rank %d: no device-API call from a kernel yet", r);
+          w = snprintf(buf + n, len - n, "%s rank %d: no device-API call from a kernel yet", r ? ";" : ":", r);
         else if (waiting)
-          w = snprintf(buf + n, len - n, "; rank %d: %s: waits for %s (for %.1f s)", r, where, what, ago);
+          w = snprintf(buf + n, len - n, "%s rank %d: %s: waits for %s (for %.1f s)", r ? ";" : ":", r, where, what, ago);
         else
-          w = snprintf(buf + n, len - n, "; rank %d: not waiting in the device API (last, %.1f s ago: %s, %s)", r, ago,
-                       what, where);
+          w = snprintf(buf + n, len - n, "%s rank %d: not waiting in the device API (last, %.1f s ago: %s, in %s)",
+                       r ? ";" : ":", r, ago, what, where);
       }
     }
     if (w < 0) break;
@@ -78,6 +78,25 @@ void sim_dev_activity_report(struct ncclsimDevState *st, char *buf, size_t len) 
 }
 
 /* ---- waits ---- */
+
+/* How long a wait polls before its report. The kernel engine ends a
+ * kernel whose threads all poll after NCCLSIM_TIMEOUT without progress,
+ * timed from about when the wait began; its check runs first in each
+ * round of the block's threads, so the wait ends a little earlier (a
+ * twentieth, at most 50 ms), with its own, fuller, report. */
+static uint64_t wait_limit(void) {
+  uint64_t t = __ncclsim_timeout_ns(), margin = t / 20 < 50000000ull ? t / 20 : 50000000ull;
+  return t - margin;
+}
+
+/* clock64()'s clock: the time-stamp counter, or ns where there is none. */
+static uint64_t cycles(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_ia32_rdtsc();
+#else
+  return __ncclsim_now_ns();
+#endif
+}
 
 static uint64_t load(const void *addr, int bytes, int acquire) {
   int mo = acquire ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED;
@@ -113,15 +132,15 @@ static void describe(const ncclsimDevWait *w, char *buf, size_t len) {
              w->peer);
 }
 
+/* The kernel's fault (the engine prefixes the kernel, block and thread). */
 static void __attribute__((noreturn)) timed_out(struct ncclsimDevState *st, const char *what, const char *values) {
-  char where[256], peers[3072];
-  __ncclsim_where(where, sizeof where);
+  char peers[3072];
   peers[0] = 0;
   if (st) sim_dev_activity_report(st, peers, sizeof peers);
   __ncclsim_fault(cudaErrorLaunchTimeout,
-                  "rank %d: %s: waited NCCLSIM_TIMEOUT=%s s for %s%s, which cannot complete (on a GPU this kernel "
-                  "would hang)%s",
-                  st ? st->rank : -1, where, sim_param_text(SIM_P_TIMEOUT), what, values, peers);
+                  "rank %d waited NCCLSIM_TIMEOUT=%s s for %s%s: it cannot complete (on a GPU this kernel would "
+                  "hang). The ranks%s",
+                  st ? st->rank : -1, sim_param_text(SIM_P_TIMEOUT), what, values, peers);
   abort(); /* a host thread that called device code */
 }
 
@@ -134,7 +153,7 @@ SIM_EXPORT uint64_t ncclsimDevWaitFor(const void *addr, int bytes, uint64_t leas
   if (w) describe(w, what, sizeof what);
   else snprintf(what, sizeof what, "a device-API wait");
   if (st) sim_dev_activity_set(st, true, "%s (>= %llu)", what, (unsigned long long)least);
-  uint64_t t0 = __ncclsim_now_ns(), limit = __ncclsim_timeout_ns();
+  uint64_t t0 = __ncclsim_now_ns(), limit = wait_limit();
   for (;;) {
     __ncclsim_yield(what);
     if (st && st->nhosts_elsewhere) sim_dev_net_progress(st);
@@ -143,7 +162,7 @@ SIM_EXPORT uint64_t ncclsimDevWaitFor(const void *addr, int bytes, uint64_t leas
     if (__ncclsim_now_ns() - t0 > limit) {
       char values[128];
       uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-      snprintf(values, sizeof values, " (wants a value >= %llu, has %llu; %d-bit rolling compare)",
+      snprintf(values, sizeof values, ": wants a value >= %llu, has %llu (%d-bit rolling compare)",
                (unsigned long long)(least & mask), (unsigned long long)(v & mask), bits);
       timed_out(st, what, values);
     }
@@ -161,20 +180,20 @@ SIM_EXPORT int ncclsimDevWaitCycles(const void *addr, int bytes, uint64_t least,
   else snprintf(what, sizeof what, "a device-API wait");
   if (st) sim_dev_activity_set(st, true, "%s (>= %llu, timeout of %llu cycles)", what, (unsigned long long)least,
                                (unsigned long long)timeoutCycles);
-  uint64_t c0 = __builtin_ia32_rdtsc(), t0 = __ncclsim_now_ns(), limit = __ncclsim_timeout_ns();
+  uint64_t c0 = cycles(), t0 = __ncclsim_now_ns(), limit = wait_limit();
   int rc = 0;
   for (;;) {
     __ncclsim_yield(what);
     if (st && st->nhosts_elsewhere) sim_dev_net_progress(st);
     uint64_t v = load(addr, bytes, acquire);
     if (met(least, v, bits)) break;
-    if (__builtin_ia32_rdtsc() - c0 >= timeoutCycles) {
+    if (cycles() - c0 >= timeoutCycles) {
       rc = 1;
       break;
     }
     if (__ncclsim_now_ns() - t0 > limit) {
       char values[128];
-      snprintf(values, sizeof values, " (wants a value >= %llu, has %llu)", (unsigned long long)least,
+      snprintf(values, sizeof values, ": wants a value >= %llu, has %llu", (unsigned long long)least,
                (unsigned long long)v);
       timed_out(st, what, values);
     }
@@ -186,7 +205,7 @@ SIM_EXPORT int ncclsimDevWaitCycles(const void *addr, int bytes, uint64_t least,
 void sim_dev_poll(struct ncclsimDevState *st, bool (*ready)(void *), void *arg, const char *what) {
   if (ready(arg)) return;
   sim_dev_activity_set(st, true, "%s", what);
-  uint64_t t0 = __ncclsim_now_ns(), limit = __ncclsim_timeout_ns();
+  uint64_t t0 = __ncclsim_now_ns(), limit = wait_limit();
   while (!ready(arg)) {
     __ncclsim_yield(what);
     if (st->nhosts_elsewhere) sim_dev_net_progress(st);

@@ -91,12 +91,10 @@ sim_dev_win *sim_dev_win_of(ncclWindow_t w, const char *op) {
     pthread_mutex_unlock(&views_lock);
   }
   if (!v) {
-    char where[256];
-    __ncclsim_where(where, sizeof where);
     __ncclsim_fault(cudaErrorIllegalAddress,
-                    "%s: %s: window %p is not a registered window (never registered, deregistered, or its "
+                    "%s: window %p is not a registered window (never registered, deregistered, or its "
                     "communicator destroyed)",
-                    op, where, (void *)w);
+                    op, (void *)w);
     abort(); /* a host thread that called device code */
   }
   cache[s].win = w;
@@ -130,11 +128,9 @@ void sim_dev_view_forget(ncclWindow_t win) { views_drop(NULL, win, NULL); }
 
 static void __attribute__((noreturn)) outside(sim_dev_win *v, int peer, size_t offset, size_t bytes, size_t size,
                                                const char *op) {
-  char where[256];
-  __ncclsim_where(where, sizeof where);
   __ncclsim_fault(cudaErrorIllegalAddress,
-                  "%s: %s: rank %d: %zu byte(s) at offset %zu of %s %p on rank %d are outside it (%zu bytes there)",
-                  op, where, v->rank, bytes, offset, v->res ? "the resource window" : "window", (void *)v->win, peer,
+                  "%s: rank %d: %zu byte(s) at offset %zu of %s %p on rank %d are outside it (%zu bytes there)",
+                  op, v->rank, bytes, offset, v->res ? "the resource window" : "window", (void *)v->win, peer,
                   size);
   abort();
 }
@@ -142,10 +138,8 @@ static void __attribute__((noreturn)) outside(sim_dev_win *v, int peer, size_t o
 char *sim_dev_win_at(sim_dev_win *v, int peer, size_t offset, size_t bytes, const char *op, uint64_t *addr,
                      const sim_ucx_rkey **key) {
   if (peer < 0 || peer >= v->nranks) {
-    char where[256];
-    __ncclsim_where(where, sizeof where);
-    __ncclsim_fault(cudaErrorInvalidValue, "%s: %s: rank %d: peer %d is not a rank of window %p's communicator (%d ranks)",
-                    op, where, v->rank, peer, (void *)v->win, v->nranks);
+    __ncclsim_fault(cudaErrorInvalidValue, "%s: rank %d: peer %d is not a rank of window %p's communicator (%d ranks)",
+                    op, v->rank, peer, (void *)v->win, v->nranks);
     abort();
   }
   if (v->res) { /* a resource window */
@@ -172,10 +166,8 @@ char *sim_dev_win_at(sim_dev_win *v, int peer, size_t offset, size_t bytes, cons
 /* LSA index i's memory of w at offset, checked. */
 static void *lsa_at(sim_dev_win *v, int i, size_t offset, const char *op) {
   if (i < 0 || i >= v->lsa_size) {
-    char where[256];
-    __ncclsim_where(where, sizeof where);
     __ncclsim_fault(cudaErrorInvalidValue,
-                    "%s: %s: rank %d: LSA peer %d of window %p is outside the LSA team (LSA ranks 0..%d)", op, where,
+                    "%s: rank %d: LSA peer %d of window %p is outside the LSA team (LSA ranks 0..%d)", op,
                     v->rank, i, (void *)v->win, v->lsa_size - 1);
     abort();
   }

@@ -192,6 +192,13 @@ ncclResult_t sim_ucx_put(const sim_net_map *m, int peer, const void *src, size_t
                          uint64_t offset, sim_ucx_op *op);
 ncclResult_t sim_ucx_add(const sim_net_map *m, int peer, const sim_ucx_rkey *k, uint64_t offset, bool fence,
                          sim_ucx_op *op);
+/* `bytes` from k->addr + offset in peer's process into dst (GIN's get):
+ * ends as a receive, once dst holds them (sim_ucx_test). */
+ncclResult_t sim_ucx_get(const sim_net_map *m, int peer, void *dst, size_t bytes, const sim_ucx_rkey *k,
+                         uint64_t offset, sim_ucx_op *op);
+/* The same as sim_ucx_add, adding `value` (GIN's signal adds). */
+ncclResult_t sim_ucx_add_value(const sim_net_map *m, int peer, const sim_ucx_rkey *k, uint64_t offset, uint64_t value,
+                               bool fence, sim_ucx_op *op);
 /* Progresses the worker once (whether anything happened): puts and adds
  * from elsewhere land in this process only while it does. */
 bool sim_ucx_progress(void);

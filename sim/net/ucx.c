@@ -42,7 +42,7 @@
   X(ucp_tag_send_nbx) X(ucp_tag_send_sync_nbx) X(ucp_tag_recv_nbx) X(ucp_request_check_status) X(ucp_request_free)              \
   X(ucp_request_cancel) X(ucs_status_string) X(ucp_mem_map) X(ucp_mem_unmap) X(ucp_rkey_pack)               \
   X(ucp_rkey_buffer_release) X(ucp_ep_rkey_unpack) X(ucp_rkey_destroy) X(ucp_put_nbx) X(ucp_atomic_op_nbx)  \
-  X(ucp_worker_fence) X(ucp_worker_flush_nbx)
+  X(ucp_worker_fence) X(ucp_worker_flush_nbx) X(ucp_get_nbx)
 static struct {
 #define UCX_FN(f) __typeof__(f) *f;
   UCX_FUNCS(UCX_FN)
@@ -375,14 +375,32 @@ ncclResult_t sim_ucx_put(const sim_net_map *m, int peer, const void *src, size_t
   return started(op, fn.ucp_put_nbx(ep, src, bytes, k->addr + offset, rk, &p), false);
 }
 
+ncclResult_t sim_ucx_get(const sim_net_map *m, int peer, void *dst, size_t bytes, const sim_ucx_rkey *k,
+                         uint64_t offset, sim_ucx_op *op) {
+  ucp_ep_h ep = op_begin(op, m, peer);
+  ucp_rkey_h rk = ep ? rkey_of(op, ep, k) : NULL;
+  if (!rk) return ncclSystemError;
+  ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                                           UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+                           .cb.send = send_done,
+                           .user_data = op};
+  atomic_fetch_add(&ux.rma_ops, 1);
+  return started(op, fn.ucp_get_nbx(ep, dst, bytes, k->addr + offset, rk, &p), false);
+}
+
 ncclResult_t sim_ucx_add(const sim_net_map *m, int peer, const sim_ucx_rkey *k, uint64_t offset, bool fence,
                          sim_ucx_op *op) {
+  return sim_ucx_add_value(m, peer, k, offset, 1, fence, op);
+}
+
+ncclResult_t sim_ucx_add_value(const sim_net_map *m, int peer, const sim_ucx_rkey *k, uint64_t offset, uint64_t value,
+                               bool fence, sim_ucx_op *op) {
   ucp_ep_h ep = op_begin(op, m, peer);
   ucp_rkey_h rk = ep ? rkey_of(op, ep, k) : NULL;
   if (!rk) return ncclSystemError;
   /* Whatever this worker put before lands before the add. */
   if (fence) fn.ucp_worker_fence(ux.worker);
-  op->operand = 1;
+  op->operand = value;
   atomic_fetch_add(&ux.rma_ops, 1);
   ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                                            UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
@@ -564,6 +582,16 @@ ncclResult_t sim_ucx_put(const sim_net_map *m, int peer, const void *src, size_t
 ncclResult_t sim_ucx_add(const sim_net_map *m, int peer, const sim_ucx_rkey *k, uint64_t offset, bool fence,
                          sim_ucx_op *op) {
   (void)m, (void)peer, (void)k, (void)offset, (void)fence, (void)op;
+  return ncclInvalidUsage;
+}
+ncclResult_t sim_ucx_add_value(const sim_net_map *m, int peer, const sim_ucx_rkey *k, uint64_t offset, uint64_t value,
+                               bool fence, sim_ucx_op *op) {
+  (void)m, (void)peer, (void)k, (void)offset, (void)value, (void)fence, (void)op;
+  return ncclInvalidUsage;
+}
+ncclResult_t sim_ucx_get(const sim_net_map *m, int peer, void *dst, size_t bytes, const sim_ucx_rkey *k,
+                         uint64_t offset, sim_ucx_op *op) {
+  (void)m, (void)peer, (void)dst, (void)bytes, (void)k, (void)offset, (void)op;
   return ncclInvalidUsage;
 }
 bool sim_ucx_progress(void) { return false; }
