@@ -122,7 +122,7 @@ static void open_and_write(void) {
   CHILD_CHECK(cudaPointerGetAttributes(&a, p) == cudaSuccess && a.type == cudaMemoryTypeDevice && a.device == 1,
               "attributes: type %d device %d", (int)a.type, a.device);
   /* Opened again: the same pointer, one more reference (CUDA 13). */
-  CHILD_CHECK(cudaIpcOpenMemHandle(&q, box->mem, 0) == cudaSuccess && q == p, "second open: %p", q);
+  CHILD_CHECK(cudaIpcOpenMemHandle(&q, box->mem, cudaIpcMemLazyEnablePeerAccess) == cudaSuccess && q == p, "second open: %p", q);
   CHILD_CHECK(cudaMemset(p, 0x5a, BYTES) == cudaSuccess, "write");
   CHILD_CHECK(cudaIpcCloseMemHandle(p) == cudaSuccess, "first close");
   CHILD_CHECK(cudaMemset(p, 0x5b, 16) == cudaSuccess, "write after the first close");
@@ -178,8 +178,11 @@ static void test_mem_errors(void **state) {
   warned("is not cudaMalloc memory");
   assert_int_equal(cudaIpcGetMemHandle(&h, local), cudaErrorInvalidValue);
   assert_int_equal(cudaIpcGetMemHandle(&h, nc), cudaErrorInvalidValue);
-  assert_int_equal(cudaIpcGetMemHandle(&h, (char *)d + 8), cudaErrorInvalidValue);
-  warned("not the base");
+  /* inside an allocation: CUDA 13 takes it (measured); the handle names the allocation */
+  cudaIpcMemHandle_t inner, whole;
+  assert_int_equal(cudaIpcGetMemHandle(&inner, (char *)d + 8), cudaSuccess);
+  assert_int_equal(cudaIpcGetMemHandle(&whole, d), cudaSuccess);
+  assert_memory_equal(&inner, &whole, sizeof inner);
   assert_int_equal(cudaIpcGetMemHandle(&h, pool), cudaErrorInvalidValue);
   warned("memory pool");
   assert_int_equal(cudaFree(pool), cudaSuccess); /* held by its pool until a synchronize */
@@ -188,14 +191,15 @@ static void test_mem_errors(void **state) {
 
   assert_int_equal(cudaIpcGetMemHandle(&h, d), cudaSuccess);
   p = local;
-  assert_int_equal(cudaIpcOpenMemHandle(&p, h, 0), cudaErrorDeviceUninitialized); /* its own */
+  assert_int_equal(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess), cudaErrorDeviceUninitialized); /* its own */
   warned("made by this process");
   assert_ptr_equal(p, local);
-  assert_int_equal(cudaIpcOpenMemHandle(NULL, h, 0), cudaErrorInvalidValue);
+  assert_int_equal(cudaIpcOpenMemHandle(NULL, h, cudaIpcMemLazyEnablePeerAccess), cudaErrorInvalidValue);
   assert_int_equal(cudaIpcOpenMemHandle(&p, h, 2), cudaErrorInvalidValue);
+  assert_int_equal(cudaIpcOpenMemHandle(&p, h, 0), cudaErrorInvalidValue); /* CUDA 13 wants the flag (measured) */
   cudaIpcMemHandle_t junk = h;
   junk.reserved[20] ^= 1;
-  assert_int_equal(cudaIpcOpenMemHandle(&p, junk, 0), cudaErrorInvalidValue);
+  assert_int_equal(cudaIpcOpenMemHandle(&p, junk, cudaIpcMemLazyEnablePeerAccess), cudaErrorInvalidValue);
   warned("not one that cudaIpcGetMemHandle made");
   cudaIpcEventHandle_t eh;
   memcpy(&eh, &h, sizeof eh); /* a memory handle is no event handle */
@@ -212,11 +216,11 @@ static void test_mem_errors(void **state) {
 
 static void open_stale(void) {
   void *p = NULL;
-  cudaError_t e = cudaIpcOpenMemHandle(&p, box->mem, 0);
+  cudaError_t e = cudaIpcOpenMemHandle(&p, box->mem, cudaIpcMemLazyEnablePeerAccess);
   CHILD_CHECK(e == cudaErrorInvalidResourceHandle, "stale handle: %s", cudaGetErrorName(e));
   CHILD_CHECK(strstr(sim_last_warning(), "has freed the memory"), "warning: %s", sim_last_warning());
   CHILD_CHECK(p == NULL, "stale handle gave %p", p);
-  e = cudaIpcOpenMemHandle(&p, box->mem2, 0);
+  e = cudaIpcOpenMemHandle(&p, box->mem2, cudaIpcMemLazyEnablePeerAccess);
   CHILD_CHECK(e == cudaSuccess && p == box->ptr, "fresh handle: %s", cudaGetErrorName(e));
   CHILD_CHECK(cudaIpcCloseMemHandle(p) == cudaSuccess, "close");
 }
@@ -238,7 +242,7 @@ static void test_mem_freed(void **state) {
 
 static void hold_open(void) {
   void *p;
-  CHILD_CHECK(cudaIpcOpenMemHandle(&p, box->mem, 0) == cudaSuccess, "open");
+  CHILD_CHECK(cudaIpcOpenMemHandle(&p, box->mem, cudaIpcMemLazyEnablePeerAccess) == cudaSuccess, "open");
   atomic_store(&box->step, 1);
   CHILD_CHECK(wait_step(2), "the parent never freed");
   unsigned char b[64];
@@ -291,7 +295,7 @@ static void test_exporter_exited(void **state) {
   (void)state;
   end_child(start_child(export_and_exit));
   void *p = NULL;
-  assert_int_equal(cudaIpcOpenMemHandle(&p, box->mem, 0), cudaErrorInvalidResourceHandle);
+  assert_int_equal(cudaIpcOpenMemHandle(&p, box->mem, cudaIpcMemLazyEnablePeerAccess), cudaErrorInvalidResourceHandle);
   warned("has exited");
   cudaEvent_t e;
   assert_int_equal(cudaIpcOpenEventHandle(&e, box->event), cudaErrorInvalidResourceHandle);
@@ -345,7 +349,7 @@ static int open_main(const char *mode, const char *kind, const char *hex) {
     cudaIpcMemHandle_t mh;
     memcpy(mh.reserved, h, sizeof h);
     void *p = NULL;
-    e = cudaIpcOpenMemHandle(&p, mh, 0);
+    e = cudaIpcOpenMemHandle(&p, mh, cudaIpcMemLazyEnablePeerAccess);
     if (p) return 4;
   } else {
     cudaIpcEventHandle_t eh;
@@ -426,7 +430,7 @@ static void test_other_jobs(void **state) {
   from_hex(out, &mh, sizeof mh);
   from_hex(out + 2 * CUDA_IPC_HANDLE_SIZE + 1, &eh, sizeof eh);
   void *ptr = NULL;
-  assert_int_equal(cudaIpcOpenMemHandle(&ptr, mh, 0), cudaErrorMapBufferObjectFailed);
+  assert_int_equal(cudaIpcOpenMemHandle(&ptr, mh, cudaIpcMemLazyEnablePeerAccess), cudaErrorMapBufferObjectFailed);
   warned("a process that shares nothing");
   assert_null(ptr);
   cudaEvent_t ev = NULL;

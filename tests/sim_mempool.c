@@ -97,7 +97,8 @@ static void test_alloc_free(void **state) {
   assert_non_null(d);
   assert_int_equal((uintptr_t)d % 256, 0);
   assert_int_equal(live_allocs(), n0 + 1);
-  assert_int_equal(attr(p, cudaMemPoolAttrUsedMemCurrent), 1024);
+  /* used counts the request, as CUDA 13's (measured); reserved the block */
+  assert_int_equal(attr(p, cudaMemPoolAttrUsedMemCurrent), 1000);
   assert_int_equal(attr(p, cudaMemPoolAttrReservedMemCurrent), 1024);
   struct cudaPointerAttributes pa;
   assert_int_equal(cudaPointerGetAttributes(&pa, d), cudaSuccess);
@@ -117,7 +118,7 @@ static void test_alloc_free(void **state) {
   assert_int_equal(attr(p, cudaMemPoolAttrReservedMemCurrent), 0);
   assert_false(sim_mem_lookup(d, NULL)); /* released */
   assert_int_equal(attr(p, cudaMemPoolAttrReservedMemHigh), 1024);
-  assert_int_equal(attr(p, cudaMemPoolAttrUsedMemHigh), 1024);
+  assert_int_equal(attr(p, cudaMemPoolAttrUsedMemHigh), 1000);
   /* Watermarks reset to what is current, and only to 0. */
   unsigned long long one = 1;
   assert_int_equal(cudaMemPoolSetAttribute(p, cudaMemPoolAttrUsedMemHigh, &one), cudaErrorInvalidValue);
@@ -168,11 +169,11 @@ static void test_alloc_free_errors(void **state) {
   assert_int_equal(cudaMallocAsync(&p, SIZE_MAX, 0), cudaErrorMemoryAllocation);
   assert_int_equal(cudaMallocAsync(&p, SIZE_MAX - 100, 0), cudaErrorMemoryAllocation); /* past the grain's rounding */
   assert_ptr_equal(p, (void *)&n0);
-  assert_int_equal(cudaMallocAsync(&p, 0, 0), cudaSuccess); /* as cudaMalloc(0); assumed */
+  assert_int_equal(cudaMallocAsync(&p, 0, 0), cudaSuccess); /* as cudaMalloc(0); measured on an H100 */
   assert_null(p);
   assert_int_equal(live_allocs(), n0);
 
-  assert_int_equal(cudaFreeAsync(NULL, 0), cudaErrorInvalidValue);
+  assert_int_equal(cudaFreeAsync(NULL, 0), cudaSuccess); /* as free(NULL): measured on an H100 */
   char *d;
   assert_int_equal(cudaMallocAsync((void **)&d, 64, 0), cudaSuccess);
   assert_int_equal(cudaFreeAsync(d, dead), cudaErrorInvalidResourceHandle);
@@ -460,7 +461,7 @@ static void test_created_pool(void **state) {
   assert_int_equal(cudaSetDevice(2), cudaSuccess);
   void *c;
   assert_int_equal(cudaMallocAsync(&c, 256, 0), cudaSuccess);
-  assert_int_equal(attr(p, cudaMemPoolAttrUsedMemCurrent), 3072 + 256);
+  assert_int_equal(attr(p, cudaMemPoolAttrUsedMemCurrent), 3000 + 256); /* requests, not blocks */
   assert_int_equal(cudaFreeAsync(c, 0), cudaSuccess);
   assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
   assert_int_equal(cudaSetDevice(0), cudaSuccess);
@@ -639,7 +640,7 @@ static void test_alloc_faults(void **state) {
     if (e == cudaSuccess) break;
     assert_int_equal(e, cudaErrorMemoryAllocation);
     assert_int_equal(cudaMemsetAsync(a, 0, 100, 0), cudaSuccess); /* not freed */
-    assert_int_equal(attr(p, cudaMemPoolAttrUsedMemCurrent), 256);
+    assert_int_equal(attr(p, cudaMemPoolAttrUsedMemCurrent), 100);
     assert_true(k < 10);
   }
   assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
@@ -664,7 +665,7 @@ static void test_free_refused_by_stream(void **state) {
   assert_int_equal(cudaFreeAsync(a, s), cudaErrorMemoryAllocation);
   assert_int_equal(cudaFreeAsync(c, s), cudaErrorMemoryAllocation);
   assert_int_equal(ncclsimParamSet("STACK_KB", NULL), ncclSuccess);
-  assert_int_equal(attr(default_pool(0), cudaMemPoolAttrUsedMemCurrent), 256);
+  assert_int_equal(attr(default_pool(0), cudaMemPoolAttrUsedMemCurrent), 64);
   assert_int_equal(cudaMemsetAsync(a, 0, 64, s), cudaSuccess);
   assert_int_equal(cudaMemsetAsync(c, 0, 64, s), cudaSuccess);
   assert_int_equal(cudaFreeAsync(a, s), cudaSuccess);

@@ -86,10 +86,9 @@ SIM_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int fla
     SIM_WARN(SIM_ALLOC, "cudaHostRegister: flags 0x%x are not cudaHostRegister flags", flags);
     return sim_cuda_error(cudaErrorInvalidValue);
   }
-  if (flags & (cudaHostRegisterIoMemory | cudaHostRegisterReadOnly)) {
-    SIM_WARN(SIM_ALLOC, "cudaHostRegister: flags 0x%x: ncclsim has no I/O memory and no read-only mappings "
-             "(cudaDevAttrHostRegisterReadOnlySupported is 0)", flags);
-    return sim_cuda_error(cudaErrorNotSupported);
+  if (flags & cudaHostRegisterIoMemory) { /* memory-mapped I/O: none of it on ncclsim (CUDA 13, ordinary memory: measured) */
+    SIM_WARN(SIM_ALLOC, "cudaHostRegister: cudaHostRegisterIoMemory of %p, which is not memory-mapped I/O", ptr);
+    return sim_cuda_error(cudaErrorInvalidValue);
   }
   if (!mapped(ptr, size)) {
     SIM_WARN(SIM_ALLOC, "cudaHostRegister: [%p, +%zu) is not all mapped memory", ptr, size);
@@ -165,11 +164,15 @@ SIM_EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, uns
 SIM_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost) {
   if (!pFlags || !pHost) return sim_cuda_error(cudaErrorInvalidValue);
   sim_alloc_info a;
-  if (!sim_mem_lookup(pHost, &a) || a.kind != SIM_MEM_HOST || (a.flags & SIM_MEM_F_REGISTERED)) {
-    SIM_WARN(SIM_ALLOC, "cudaHostGetFlags: %p is not in memory from cudaHostAlloc or cudaMallocHost", pHost);
+  if (!sim_mem_lookup(pHost, &a) || a.kind != SIM_MEM_HOST) {
+    SIM_WARN(SIM_ALLOC, "cudaHostGetFlags: %p is not in pinned or registered host memory", pHost);
     return sim_cuda_error(cudaErrorInvalidValue);
   }
-  *pFlags = a.flags & SIM_MEM_F_HOSTALLOC;
+  /* Every pinned page is mapped under unified addressing: CUDA 13 adds
+   * cudaHostAllocMapped, for cudaMallocHost and registered memory too
+   * (measured on an H100). */
+  unsigned f = a.flags & SIM_MEM_F_REGISTERED ? a.flags & cudaHostRegisterPortable : a.flags & SIM_MEM_F_HOSTALLOC;
+  *pFlags = f | cudaHostAllocMapped;
   return cudaSuccess;
 }
 

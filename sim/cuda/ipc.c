@@ -108,7 +108,6 @@ SIM_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *dev
   sim_alloc_info a;
   const char *why = NULL;
   if (!sim_mem_lookup(devPtr, &a) || a.kind != SIM_MEM_DEVICE) why = "is not cudaMalloc memory";
-  else if (a.base != devPtr) why = "is not the base of its allocation"; /* as documented; to be measured */
   else if (a.flags & SIM_MEM_F_POOL) why = "is from a memory pool (cudaMallocAsync)";
   else if (a.flags & (SIM_MEM_F_FREED | SIM_MEM_F_ORPHAN)) why = "was freed";
   else if (a.pid != (int)getpid()) why = "is another process's allocation";
@@ -116,6 +115,8 @@ SIM_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *dev
     SIM_WARN(SIM_ALLOC, "cudaIpcGetMemHandle: %p %s", devPtr, why);
     return sim_cuda_error(cudaErrorInvalidValue);
   }
+  /* A pointer inside an allocation names all of it: CUDA 13 takes one
+   * (measured); the opener gets the base, as a handle names an allocation. */
   pack(handle->reserved, MEM_MAGIC, a.device, a.base, a.size, a.serial);
   return cudaSuccess;
 }
@@ -141,7 +142,8 @@ static sim_mem_edit_result count_open(sim_alloc_info *a, void *arg) {
 }
 
 SIM_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags) {
-  if (!devPtr || (flags & ~(unsigned)cudaIpcMemLazyEnablePeerAccess)) return sim_cuda_error(cudaErrorInvalidValue);
+  /* CUDA 13 on an H100 (measured) wants cudaIpcMemLazyEnablePeerAccess: 0 is cudaErrorInvalidValue */
+  if (!devPtr || flags != cudaIpcMemLazyEnablePeerAccess) return sim_cuda_error(cudaErrorInvalidValue);
   wire w;
   cudaError_t err = unpack(handle.reserved, MEM_MAGIC, &w, "cudaIpcOpenMemHandle");
   if (err != cudaSuccess) return sim_cuda_error(err);

@@ -58,6 +58,7 @@ static void describe(struct cudaDeviceProp *p, int device) {
   p->maxBlocksPerMultiProcessor = 32;
   p->reservedSharedMemPerBlock = 1024;
   p->hostRegisterSupported = 1;
+  p->hostRegisterReadOnlySupported = 1; /* an H100's (measured); ncclsim does not stop device writes */
   p->memoryPoolsSupported = 1;
   p->ipcEventSupported = 1;
   p->clusterLaunch = 1;

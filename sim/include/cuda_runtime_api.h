@@ -112,8 +112,8 @@ struct cudaPointerAttributes {
 #define cudaHostRegisterDefault 0x00
 #define cudaHostRegisterPortable 0x01
 #define cudaHostRegisterMapped 0x02
-#define cudaHostRegisterIoMemory 0x04 /* ncclsim has no I/O memory: cudaErrorNotSupported */
-#define cudaHostRegisterReadOnly 0x08 /* cudaErrorNotSupported, as cudaDevAttrHostRegisterReadOnlySupported is 0 */
+#define cudaHostRegisterIoMemory 0x04 /* ncclsim has no I/O memory: cudaErrorInvalidValue, as an H100 for ordinary memory */
+#define cudaHostRegisterReadOnly 0x08 /* taken (an H100 supports it); device writes are not stopped */
 #define cudaPeerAccessDefault 0x00
 #define cudaIpcMemLazyEnablePeerAccess 0x01
 
@@ -463,8 +463,10 @@ cudaError_t cudaHostUnregister(void *ptr);
  * mapped at its host address, as on a GPU with unified addressing; flags
  * must be 0. */
 cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags);
-/* The flags cudaHostAlloc was given (0 for cudaMallocHost); any other
- * memory, registered memory included, is cudaErrorInvalidValue. */
+/* The flags cudaHostAlloc was given, or cudaHostAllocPortable for memory
+ * registered portable, each with cudaHostAllocMapped, as CUDA 13 answers
+ * (measured on an H100: 2 for cudaMallocHost and registered memory); any
+ * other memory is cudaErrorInvalidValue. */
 cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost);
 
 /* Stream-ordered memory (sim/cuda/mempool.c). Each device has a default
@@ -478,10 +480,12 @@ cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost);
  * cudaMemPoolTrimTo what exceeds its argument. A pool reuses a freed
  * block of the same 256-byte-rounded size: on the stream that freed it,
  * or, once the free has run, on any stream (cudaMemPoolReuseAllowOpportunistic).
- * Sizes and the reserved and used figures are in those rounded sizes. */
+ * The reserved figures count those rounded sizes, the used ones the bytes
+ * asked for (as CUDA 13's do). */
 cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);
 cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream);
-/* Also takes cudaMalloc memory, freed when the stream reaches the free. */
+/* Also takes cudaMalloc memory, freed when the stream reaches the free;
+ * NULL is nothing (cudaSuccess, as on an H100). */
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream);
 cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps);
 /* A pool with allocations outstanding goes when its last one is freed. */
@@ -502,7 +506,10 @@ cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool);
  * freed, cudaErrorInvalidResourceHandle. Opening a handle again in one
  * process returns the same pointer and counts a reference, as CUDA 13
  * documents; each open needs its close. Memory its owner frees while
- * another process has it open stays allocated until the last close. */
+ * another process has it open stays allocated until the last close. A
+ * pointer inside an allocation names all of it (the opener gets the
+ * base); flags must be cudaIpcMemLazyEnablePeerAccess (CUDA 13 refuses 0
+ * with cudaErrorInvalidValue, measured). */
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr);
 cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags);
 cudaError_t cudaIpcCloseMemHandle(void *devPtr);
