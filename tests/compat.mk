@@ -19,7 +19,7 @@ if HAVE_CXX
 TESTS += tests/dropin
 endif
 endif
-EXTRA_DIST += tests/dropin.sh tests/dropin_probe.cc tests/dropin_uncovered.cc
+EXTRA_DIST += tests/dropin.sh tests/dropin_probe.cc tests/dropin_uncovered.cc tests/dropin_cudart_only.cc
 tests/dropin: $(srcdir)/tests/dropin.sh Makefile sim/dropin/libnccl.la sim/dropin/libcudart.la
 	$(AM_V_GEN){ echo '#!/bin/sh'; echo "CXX='$(CXX)'"; echo "CXXFLAGS='$(CXXFLAGS)'"; \
 	  echo "LDFLAGS='$(LDFLAGS)'"; echo "top_srcdir='$(abs_top_srcdir)'"; echo "top_builddir='$(abs_top_builddir)'"; \

@@ -2,7 +2,8 @@
 # the real headers and linked with the real libnccl.so.2 and
 # libcudart.so.13 in $N4C_CUDA_HOME, then run with the drop-in libraries'
 # directory (sim/dropin/.libs) first in LD_LIBRARY_PATH:
-#   - tests/dropin_probe.cc and examples/nccl/*.cc must run correctly;
+#   - tests/dropin_probe.cc and examples/nccl/*.cc must run correctly, and
+#     tests/dropin_cudart_only.cc, linked with -lcudart alone;
 #   - tests/dropin_uncovered.cc, which calls a function ncclsim lacks, must
 #     be stopped by the loader with a message naming the function.
 # Skipped (77) without the real headers and libraries. make turns this file
@@ -37,6 +38,11 @@ for f in "$top_srcdir"/examples/nccl/*.cc; do
   build "$tmp/${n%.cc}" "$f" || { rc=1; continue; }
   if run "$tmp/${n%.cc}"; then echo "ok: $n, linked against $lib, ran on ncclsim"; else echo "FAIL: $n"; rc=1; fi
 done
+# A program of the CUDA runtime alone: the drop-in libcudart.so.13 must
+# need libnccl.so.2, where the simulator is.
+$CXX -std=c++11 $CXXFLAGS -isystem "$cuda/include" -o "$tmp/cudart_only" "$top_srcdir/tests/dropin_cudart_only.cc" \
+  $LDFLAGS -L"$lib" -lcudart || exit 1
+run "$tmp/cudart_only" || { echo "FAIL: a program linked with -lcudart alone"; rc=1; }
 build "$tmp/uncovered" "$top_srcdir/tests/dropin_uncovered.cc" || exit 1
 run "$tmp/uncovered" >"$tmp/out" 2>&1
 st=$?

@@ -7,3 +7,9 @@
  * NCCL and CUDA calls share one simulator.
  */
 __attribute__((visibility("default"))) const int ncclsim_dropin_cudart = 1;
+
+/* A reference into libnccl.so.2 keeps it needed where the linker drops
+ * libraries nothing uses (--as-needed, Debian's and Ubuntu's default):
+ * else a program linked with -lcudart alone finds no cuda* function. */
+extern int ncclGetVersion(int *version);
+__attribute__((visibility("default"), used)) int (*const ncclsim_dropin_needs_nccl)(int *) = ncclGetVersion;
