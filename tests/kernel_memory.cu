@@ -207,10 +207,35 @@ static void test_printf(void **state) {
   assert_int_equal(v, 8650752);
 }
 
+/* CUDA's C++ allocation forms: any pointer type, and a pool named. */
+__global__ void twice(float *p) { p[threadIdx.x] *= 2; }
+
+static void test_cxx_allocation_forms(void **state) {
+  (void)state;
+  float *a = NULL, *b = NULL, *c = NULL, *host = NULL;
+  cudaMemPool_t pool;
+  assert_int_equal(cudaDeviceGetDefaultMemPool(&pool, 0), cudaSuccess);
+  assert_int_equal(cudaMallocAsync(&a, 4 * sizeof(float), 0), cudaSuccess);
+  assert_int_equal(cudaMallocAsync(&b, 4 * sizeof(float), pool, 0), cudaSuccess);
+  assert_int_equal(cudaMallocFromPoolAsync(&c, 4 * sizeof(float), pool, 0), cudaSuccess);
+  assert_int_equal(cudaMallocHost(&host, 4 * sizeof(float)), cudaSuccess);
+  for (float *d : {a, b, c}) {
+    for (int i = 0; i < 4; i++) host[i] = (float)i;
+    assert_int_equal(cudaMemcpyAsync(d, host, 4 * sizeof(float), cudaMemcpyHostToDevice, 0), cudaSuccess);
+    twice<<<1, 4>>>(d);
+    assert_int_equal(cudaMemcpyAsync(host, d, 4 * sizeof(float), cudaMemcpyDeviceToHost, 0), cudaSuccess);
+    assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+    for (int i = 0; i < 4; i++) assert_true(host[i] == 2.0f * (float)i);
+    assert_int_equal(cudaFreeAsync(d, 0), cudaSuccess);
+  }
+  assert_int_equal(cudaFreeHost(host), cudaSuccess);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shared),         cmocka_unit_test(test_shared_overflow),
       cmocka_unit_test(test_device_symbols), cmocka_unit_test(test_printf),
+      cmocka_unit_test(test_cxx_allocation_forms),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,6 +51,22 @@ template <class T>
 static inline cudaError_t cudaHostAlloc(T **ptr, size_t size, unsigned int flags) {
   return cudaHostAlloc(reinterpret_cast<void **>(ptr), size, flags);
 }
+/* Stream-ordered: any pointer type, and cudaMallocAsync naming a pool. */
+static inline cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
+  return ::cudaMallocFromPoolAsync(ptr, size, memPool, stream);
+}
+template <class T>
+static inline cudaError_t cudaMallocAsync(T **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
+  return ::cudaMallocFromPoolAsync(reinterpret_cast<void **>(ptr), size, memPool, stream);
+}
+template <class T>
+static inline cudaError_t cudaMallocAsync(T **ptr, size_t size, cudaStream_t stream) {
+  return ::cudaMallocAsync(reinterpret_cast<void **>(ptr), size, stream);
+}
+template <class T>
+static inline cudaError_t cudaMallocFromPoolAsync(T **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
+  return ::cudaMallocFromPoolAsync(reinterpret_cast<void **>(ptr), size, memPool, stream);
+}
 #endif
 #if defined(__NCCLSIM_NVCC__) && defined(__cplusplus)
 /* CUDA's C++ forms of the graph calls that CUDA 12 changed, which its
