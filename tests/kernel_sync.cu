@@ -242,30 +242,6 @@ static void test_spin_on_sibling(void **state) {
   cudaFree(o);
 }
 
-/* A block that waits for a later one: on a GPU both are resident; on
- * ncclsim the later block is made resident once the first one's threads
- * all wait. */
-__global__ void wait_for_last_block(volatile int *flag, int *out) {
-  if (blockIdx.x == gridDim.x - 1) {
-    if (threadIdx.x == 0) *flag = 1;
-    return;
-  }
-  while (*flag == 0) {
-  }
-  atomicAdd(out, 1);
-}
-
-static void test_wait_for_later_block(void **state) {
-  (void)state;
-  int *f = dev_ints(1), *o = dev_ints(1), h;
-  wait_for_last_block<<<8, 32>>>(f, o);
-  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
-  to_host(&h, o, 1);
-  assert_int_equal(h, 7 * 32);
-  cudaFree(f);
-  cudaFree(o);
-}
-
 /* Outside a kernel, device code runs as lane 0 of a warp of one. */
 static void test_host_calls(void **state) {
   (void)state;
@@ -281,8 +257,7 @@ int main(void) {
       cmocka_unit_test(test_syncthreads),     cmocka_unit_test(test_barrier_after_exit),
       cmocka_unit_test(test_shuffles),        cmocka_unit_test(test_votes),
       cmocka_unit_test(test_partial_warps),   cmocka_unit_test(test_cooperative_groups),
-      cmocka_unit_test(test_spin_on_sibling), cmocka_unit_test(test_wait_for_later_block),
-      cmocka_unit_test(test_host_calls),
+      cmocka_unit_test(test_spin_on_sibling), cmocka_unit_test(test_host_calls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

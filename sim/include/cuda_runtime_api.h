@@ -551,9 +551,10 @@ const char *cudaGetErrorName(cudaError_t error);
  * Kernels built by ncclsim's compiler driver (`pkg-config --variable=nvcc
  * ncclsim`) run on the CPU: a launch is a stream operation like any other,
  * and its threads are fibers run by the stream's worker, one block at a
- * time in index order (a cooperative launch: every block at once); when
- * every resident thread waits, later blocks join, up to what an H100
- * holds at once. `func` below is a
+ * time in index order (a cooperative launch: every block at once), the
+ * residency CUDA promises: a block that waits for a later one ends the
+ * kernel with cudaErrorLaunchTimeout after NCCLSIM_TIMEOUT, saying so,
+ * where a GPU may run it or hang. `func` below is a
  * kernel's address (`(const void *)k`, or `k` itself through the C++
  * overloads of <cuda_runtime.h>); NULL gives cudaErrorInvalidDeviceFunction
  * and any other address that is no kernel built by the driver (a host

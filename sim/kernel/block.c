@@ -133,17 +133,15 @@ static void describe_stall(kgrid *g, char *buf, size_t len) {
   }
   if (n < len && g->blocks_started < g->nblocks)
     snprintf(buf + n, len - n,
-             "; %llu of the grid's %llu blocks have not started, %u are resident (an H100 holds %llu of them at once): "
-             "only a cooperative launch (cudaLaunchCooperativeKernel) promises that every block runs at once, so a "
-             "wait for a block beyond those needs one",
-             g->nblocks - g->blocks_started, g->nblocks, g->nresident + g->nadmitted, g->capacity);
+             "; %llu of the grid's %llu blocks have not started: only a cooperative launch "
+             "(cudaLaunchCooperativeKernel) promises that blocks run at the same time, so a wait for another block "
+             "needs one. A GPU may run this kernel while all its blocks fit at once, and hang when they do not (a "
+             "larger grid, other kernels on the device)",
+             g->nblocks - g->blocks_started, g->nblocks);
 }
 
-/* A round passed: if nothing progressed in it, let other workers run;
- * after a millisecond of quiet make another block resident (a wait for
- * another rank's kernel is usually shorter, and costs no memory then); end
- * the kernel after NCCLSIM_TIMEOUT of quiet. */
-enum { ADMIT_AFTER_NS = 1000000 };
+/* A round passed: if nothing progressed in it, let other workers run,
+ * and end the kernel after NCCLSIM_TIMEOUT of quiet. */
 static void wrapped(kgrid *g) {
   if (g->progress) {
     g->progress = false;
@@ -154,8 +152,6 @@ static void wrapped(kgrid *g) {
   uint64_t now = sim_now_ns();
   if (!g->quiet_since) {
     g->quiet_since = now;
-  } else if (now - g->quiet_since > ADMIT_AFTER_NS && sim_k_admit(g)) {
-    g->quiet_since = 0; /* the block may wait for a later one */
   } else if (now - g->quiet_since > sim_timeout_ns() && g->running) {
     char stall[768];
     describe_stall(g, stall, sizeof stall);

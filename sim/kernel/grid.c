@@ -41,8 +41,6 @@ static _Thread_local struct {
   kblock one;
   kthread **ring;
   unsigned ring_cap;
-  kblock **admitted;
-  unsigned admitted_cap;
 } mine;
 
 /* What the worker kept goes with it. */
@@ -51,62 +49,9 @@ static pthread_once_t mine_once = PTHREAD_ONCE_INIT;
 static void mine_gone(void *arg) {
   (void)arg;
   sim_free(mine.ring);
-  sim_free(mine.admitted);
   memset(&mine, 0, sizeof mine);
 }
 static void mine_key_make(void) { pthread_key_create(&mine_key, mine_gone); }
-
-/* Grows the worker's ring to n threads, keeping what it holds. */
-static bool ring_grow(unsigned n) {
-  if (n <= mine.ring_cap) return true;
-  unsigned cap = mine.ring_cap * 2 > n ? mine.ring_cap * 2 : n;
-  kthread **r = sim_realloc(mine.ring, cap * sizeof *r);
-  if (!r) return false;
-  mine.ring = r;
-  mine.ring_cap = cap;
-  return true;
-}
-
-bool sim_k_admit(kgrid *g) {
-  __ncclsim_launch *l = g->l;
-  if (l->cooperative || g->blocks_started >= g->nblocks || g->nresident + g->nadmitted >= g->capacity) return false;
-  unsigned per = g->blocks[0].nthreads;
-  if (g->nadmitted == mine.admitted_cap) {
-    unsigned cap = mine.admitted_cap ? mine.admitted_cap * 2 : 8;
-    kblock **a = sim_realloc(mine.admitted, cap * sizeof *a);
-    if (!a) return false;
-    mine.admitted = a;
-    mine.admitted_cap = cap;
-  }
-  g->admitted = mine.admitted;
-  kblock *b = sim_calloc(1, sizeof *b);
-  if (!b || !ring_grow(g->ring_n + per)) {
-    sim_free(b);
-    return false;
-  }
-  if (!sim_k_block_init(g, b, block_at(l, g->blocks_started), true)) {
-    sim_free(b);
-    return false;
-  }
-  g->ring = mine.ring; /* it may have moved; the ring is read by index */
-  b->ring_base = g->ring_n;
-  for (unsigned i = 0; i < per; i++) g->ring[g->ring_n++] = &b->threads[i];
-  g->live += per;
-  g->admitted[g->nadmitted++] = b;
-  g->blocks_started++;
-  g->progress = true;
-  SIM_INFO(SIM_KERNEL, "device %d: block %llu of %s made resident beside %u others: their threads wait", g->device,
-           g->blocks_started - 1, g->pretty ? g->pretty : "a kernel", g->nresident + g->nadmitted - 1);
-  return true;
-}
-
-static void admitted_fini(kgrid *g) {
-  for (unsigned i = 0; i < g->nadmitted; i++) {
-    sim_k_block_fini(g->admitted[i]);
-    sim_free(g->admitted[i]);
-  }
-  g->nadmitted = 0;
-}
 
 /* Runs the blocks; a fault leaves g->err set. */
 static void run_blocks(kgrid *g) {
@@ -144,11 +89,8 @@ static void run_blocks(kgrid *g) {
     sim_k_ring_run(g);
     return;
   }
-  /* One block at a time, in index order; a block whose threads all wait
-   * gets later ones beside it (sim_k_admit), and the next block starts
-   * once every resident one has ended. */
-  g->capacity = (unsigned long long)sim_k_occupancy(nthreads, l->smem) * 132;
-  if (g->capacity < 1) g->capacity = 1;
+  /* One block at a time, in index order: the residency a launch that is
+   * not cooperative is promised. */
   while (g->blocks_started < g->nblocks && g->err == cudaSuccess) {
     unsigned long long i = g->blocks_started;
     if (!sim_k_block_init(g, &g->blocks[0], block_at(l, i), false)) {
@@ -161,7 +103,6 @@ static void run_blocks(kgrid *g) {
     sim_k_ring_run(g);
     sim_k_block_fini(&g->blocks[0]);
     g->nresident = 0;
-    admitted_fini(g);
   }
 }
 
@@ -197,7 +138,6 @@ cudaError_t sim_k_run(__ncclsim_launch *l, int device) {
   blockDim = (uint3){1, 1, 1};
   gridDim = (uint3){1, 1, 1};
   for (unsigned b = 0; b < g->nresident; b++) sim_k_block_fini(&g->blocks[b]);
-  admitted_fini(g);
   if (l->cooperative) {
     sim_free(g->blocks);
     sim_free(g->ring);

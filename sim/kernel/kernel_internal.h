@@ -106,18 +106,13 @@ struct __ncclsim_kblock {
 typedef struct __ncclsim_kblock kblock;
 
 /* A launch while its worker runs it (grid.c). `ring` is the threads that
- * are resident: one block's, every block's in a cooperative launch, or
- * those of the blocks admitted beside the first when its threads stalled
- * (sim_k_admit). */
+ * are resident: one block's, or every block's in a cooperative launch. */
 typedef struct kgrid {
   __ncclsim_launch *l;
   int device;
   unsigned long long nblocks, blocks_started;
   kblock *blocks;    /* the resident blocks */
   unsigned nresident;
-  kblock **admitted; /* blocks made resident beside blocks[0] (sim_k_admit) */
-  unsigned nadmitted;
-  unsigned long long capacity; /* the blocks an H100 would hold at once */
   kthread **ring;
   unsigned ring_n, live;
   /* The grid barrier of a cooperative launch. */
@@ -145,12 +140,6 @@ cudaError_t sim_k_run(__ncclsim_launch *l, int device);
 /* Block setup and the first switch into its threads (block.c). */
 bool sim_k_block_init(kgrid *g, kblock *b, uint3 bid, bool own);
 void sim_k_block_fini(kblock *b);
-/* A round of the ring in which no thread progressed, in a launch that is
- * not cooperative: makes the next block resident beside the others, as a
- * GPU runs blocks at once up to its capacity (a block may wait for a later
- * one there). False when none is left, the capacity is reached, or out of
- * memory (grid.c). */
-bool sim_k_admit(kgrid *g);
 /* Switches from the home context into the ring until every resident
  * thread ended, or the grid was aborted (g->err). */
 void sim_k_ring_run(kgrid *g);
