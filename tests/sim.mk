@@ -174,6 +174,7 @@ tests_sim_cuda_api_LDADD = $(SIM_TEST_LDADD)
 include $(srcdir)/tests/compat.mk
 # CUDA kernels: .cu programs built by ncclsim-nvcc.
 include $(srcdir)/tests/kernel.mk
+include $(srcdir)/tests/devapi.mk
 
 # Ranks on several simulated hosts, through UCX (sim/net); the bootstrap's
 # refusals in one process (tests/sim_net).

@@ -56,6 +56,13 @@ typedef struct sim_dev_activity {
   _Atomic uint64_t since; /* sim_now_ns of that wait's start, or of the last activity */
   char where[192];        /* "kernel K, block (x,y,z), thread (x,y,z)" */
   char what[256];         /* what it waits for, or did last */
+  /* The last GIN operation issued (cheap to record: no text), if later
+   * than the text above: its kind (NCCLSIM_GIN_*, 0: none), peer, signal
+   * type and signal, and when. */
+  _Atomic int op_kind;
+  int op_peer, op_sig_type;
+  uint32_t op_signal;
+  _Atomic uint64_t op_at;
 } sim_dev_activity;
 
 /* A GIN context of one rank: what its kernels issued and what was carried
@@ -175,6 +182,8 @@ void sim_dev_activity_report(struct ncclsimDevState *st, char *buf, size_t len);
 void sim_dev_poll(struct ncclsimDevState *st, bool (*ready)(void *), void *arg, const char *what);
 
 /* ---- gin.c ---- */
+/* "ncclGin::put" and the like, for an NCCLSIM_GIN_* kind. */
+const char *sim_dev_gin_op_name(int kind);
 /* Carries op out now, in the calling thread (GDAKI, GPI, and the proxy
  * thread for PROXY): the copy or value, then the signal, then the local
  * counter; st is the issuing rank's. */

@@ -30,7 +30,7 @@ static const char *type_name(int t) {
   return t == NCCL_GIN_TYPE_PROXY ? "PROXY" : t == NCCL_GIN_TYPE_GDAKI ? "GDAKI" : t == NCCL_GIN_TYPE_GPI ? "GPI" : "none";
 }
 
-static const char *op_name(int kind) {
+const char *sim_dev_gin_op_name(int kind) {
   switch (kind) {
   case NCCLSIM_GIN_PUT: return "ncclGin::put";
   case NCCLSIM_GIN_PUT_VALUE: return "ncclGin::putValue";
@@ -86,7 +86,7 @@ static void check_signal(struct ncclsimDevState *st, const ncclsimGinOp *op, con
 /* Everything an operation names, checked in the issuing thread (where a
  * fault can end the kernel), and the peer's state made sure of. */
 static void check(struct ncclsimDevState *st, const ncclsimGinOp *op) {
-  const char *name = op_name(op->kind);
+  const char *name = sim_dev_gin_op_name(op->kind);
   if (op->peer < 0 || op->peer >= st->nranks)
     sim_dev_fault(st, cudaErrorInvalidValue, "%s: peer %d is not a rank of the communicator (%d ranks)", name,
                   op->peer, st->nranks);
@@ -128,7 +128,7 @@ static void signal_here(struct ncclsimDevState *st, const ncclsimGinOp *op) {
 }
 
 void sim_dev_gin_execute(struct ncclsimDevState *st, const ncclsimGinOp *op) {
-  const char *name = op_name(op->kind);
+  const char *name = sim_dev_gin_op_name(op->kind);
   sim_clique *c = st->clique;
   bool remote = sim_net_remote(c->net, op->peer);
   uint64_t addr = 0;
@@ -163,8 +163,14 @@ void sim_dev_gin_execute(struct ncclsimDevState *st, const ncclsimGinOp *op) {
 }
 
 SIM_EXPORT void ncclsimDevGinIssue(const struct ncclDevComm *c, const ncclsimGinOp *op) {
-  struct ncclsimDevState *st = gin_self(c, op->context, op_name(op->kind));
+  struct ncclsimDevState *st = gin_self(c, op->context, sim_dev_gin_op_name(op->kind));
   check(st, op);
+  sim_dev_activity *a = &st->act; /* for the reports of waits that cannot complete */
+  a->op_peer = op->peer;
+  a->op_sig_type = op->sigType;
+  a->op_signal = op->signal;
+  atomic_store_explicit(&a->op_at, __ncclsim_now_ns(), memory_order_relaxed);
+  atomic_store_explicit(&a->op_kind, op->kind, memory_order_release);
   sim_dev_ctx *x = &st->ctx[op->context];
   if (st->gin_type == NCCL_GIN_TYPE_PROXY) {
     sim_dev_proxy_enqueue(st, op);

@@ -63,7 +63,17 @@ void sim_dev_activity_report(struct ncclsimDevState *st, char *buf, size_t len) 
         memcpy(where, p->act.where, sizeof where);
         what[sizeof what - 1] = where[sizeof where - 1] = 0;
         double ago = since && now > since ? (double)(now - since) / 1e9 : 0.0;
-        if (!since)
+        int kind = atomic_load_explicit(&p->act.op_kind, memory_order_acquire);
+        uint64_t op_at = atomic_load_explicit(&p->act.op_at, memory_order_relaxed);
+        if (kind && (!since || op_at > since) && !waiting) {
+          /* its last GIN operation is later than its last wait */
+          char sig[48] = "";
+          if (p->act.op_sig_type == NCCLSIM_GIN_SIG_INDEXED) snprintf(sig, sizeof sig, ", signal %u", p->act.op_signal);
+          else if (p->act.op_sig_type == NCCLSIM_GIN_SIG_VA) snprintf(sig, sizeof sig, ", a VA signal");
+          w = snprintf(buf + n, len - n, "%s rank %d: not waiting in the device API (last, %.1f s ago: %s to rank %d%s)",
+                       r ? ";" : ":", r, now > op_at ? (double)(now - op_at) / 1e9 : 0.0,
+                       sim_dev_gin_op_name(kind), p->act.op_peer, sig);
+        } else if (!since)
           w = snprintf(buf + n, len - n, "%s rank %d: no device-API call from a kernel yet", r ? ";" : ":", r);
         else if (waiting)
           w = snprintf(buf + n, len - n, "%s rank %d: %s: waits for %s (for %.1f s)", r ? ";" : ":", r, where, what, ago);

@@ -3,7 +3,7 @@
  *
  * Barrier `index` of a handle uses team size signals on every member, one
  * slot per member. A sync signals (strong increment) each peer's slot for
- * this rank on the context, and waits until each peer's slot here has
+ * this rank on the context, then waits until each peer's slot here has
  * reached this rank's count of syncs with it (kept in the slot's shadow);
  * the coop's threads share the peers. With the Put fence the rank also
  * signals and awaits itself, so that its own earlier puts to itself
@@ -93,12 +93,20 @@ NCCL_DEVICE_INLINE ncclResult_t ncclGinBarrierSession_internal<Coop>::syncIntern
   int ctx0 = fenceAllContexts ? 0 : int(net.contextId);
   int acq = ncclsim::dev::isAcquire(nccl::utility::acquireOrderOf(ord));
   uint64_t start = uint64_t(clock64());
-  for (int i = coop.thread_rank(); i < nCtx * nPeers && ret == ncclSuccess; i += coop.size()) {
+  /* Every signal first, then every wait: a thread that waited for one
+   * peer before signalling the next could wait in a cycle (NCCL 2.30.7
+   * signals and waits peer by peer, which a coop with fewer threads than
+   * peers can deadlock at three ranks or more). */
+  for (int i = coop.thread_rank(); i < nCtx * nPeers; i += coop.size()) {
     int ctx = ctx0 + i / nPeers;
     int peer = (me + 1 + i % nPeers) % n; /* peers in turn from the next one, this rank last */
     ncclsimGinOp o = ncclsim::dev::op(NCCLSIM_GIN_SIGNAL, ctx, ncclTeamRankToWorld(comm, team, peer));
     ncclsim::dev::indexed(o, signal + uint32_t(me), 0, 1, true);
     ncclsimDevGinIssue(&comm, &o);
+  }
+  for (int i = coop.thread_rank(); i < nCtx * nPeers && ret == ncclSuccess; i += coop.size()) {
+    int ctx = ctx0 + i / nPeers;
+    int peer = (me + 1 + i % nPeers) % n;
     uint32_t *shadow = (uint32_t *)ncclsimDevGinShadow(&comm, ctx, signal + uint32_t(peer));
     uint32_t want = ++*shadow;
     uint64_t *slot = ncclsimDevGinSignal(&comm, ctx, signal + uint32_t(peer));
