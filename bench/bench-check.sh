@@ -39,6 +39,8 @@ run graph_replay 20 5 2
 run coll_roofline 1048576 1048576 2,4,8 2
 # Kernels (ncclsim with ncclsim-nvcc): 2 repeats, an 8 MiB copy.
 test -x bench/kernels && run kernels 2 8
+# The device API (ncclsim with ncclsim-nvcc): 2 repeats, 8 MiB of GIN puts.
+test -x bench/devapi && run devapi 2 8
 # Ranks as processes: ncclsim builds only; 1 MiB, 2000 round trips, 3 repeats.
 test -x bench/procs_bw && run procs_bw 1048576 2000 3 2,4
 # Two simulated hosts against ucx_perftest and Open MPI's TCP path (ncclsim

@@ -61,3 +61,19 @@ CLEANFILES += bench/kernels
 bench/kernels: $(srcdir)/bench/kernels.cu sim/ncclsim-nvcc sim/libncclsim.la $(ncclsimkernelinclude_HEADERS)
 	$(AM_V_GEN)$(top_builddir)/sim/ncclsim-nvcc -O2 -o $@ $(srcdir)/bench/kernels.cu \
 	  -forward-unknown-to-host-compiler $(SAN_CFLAGS) $(SAN_LDFLAGS) -lboost_context
+
+# NCCL's device API on ncclsim (bench/devapi.cu, built by the tree's
+# ncclsim-nvcc): an LSA barrier in a kernel against the host's signal
+# ping-pong, GIN put bandwidth against memcpy, the LSA allreduce kernel
+# against a C loop, each against its peer in the same run.
+if BACKEND_SIM
+if HAVE_LIBCLANG
+BENCH_CU += bench/devapi
+endif
+endif
+EXTRA_DIST += bench/devapi.cu
+CLEANFILES += bench/devapi
+bench/devapi: $(srcdir)/bench/devapi.cu sim/ncclsim-nvcc sim/libncclsim.la $(ncclsimkernelinclude_HEADERS) \
+	$(ncclsimdeviceinclude_HEADERS) $(ncclsimdeviceimplinclude_HEADERS)
+	$(AM_V_GEN)$(top_builddir)/sim/ncclsim-nvcc -O2 -o $@ $(srcdir)/bench/devapi.cu \
+	  -forward-unknown-to-host-compiler $(SAN_CFLAGS) $(SAN_LDFLAGS)

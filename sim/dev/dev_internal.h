@@ -229,6 +229,7 @@ typedef struct sim_dev_win {
   int rank, nranks, lsa_rank, lsa_size;
   sim_rma_win_info info;     /* every rank's memory (a window) */
   char **lsa_ptr;            /* by LSA index: that rank's memory, mapped here (a window) */
+  size_t *lsa_bytes;         /* by LSA index: its size (a window) */
   int *lsa_world;            /* by LSA index: its world rank */
 } sim_dev_win;
 /* The view of w for the calling thread; a kernel fault naming op when w

@@ -89,6 +89,8 @@ void sim_dev_activity_report(struct ncclsimDevState *st, char *buf, size_t len) 
 
 /* ---- waits ---- */
 
+enum { SPIN_POLLS = 64 };
+
 /* How long a wait polls before its report. The kernel engine ends a
  * kernel whose threads all poll after NCCLSIM_TIMEOUT without progress,
  * timed from about when the wait began; its check runs first in each
@@ -157,6 +159,13 @@ static void __attribute__((noreturn)) timed_out(struct ncclsimDevState *st, cons
 SIM_EXPORT uint64_t ncclsimDevWaitFor(const void *addr, int bytes, uint64_t least, int bits, int acquire,
                            const ncclsimDevWait *w) {
   uint64_t v = load(addr, bytes, acquire);
+  /* A short spin first: a peer on another CPU answers within a few hundred
+   * nanoseconds, faster than a round of the block's threads (the others
+   * run meanwhile only once it ends, so it is kept short). */
+  for (int i = 0; !met(least, v, bits) && i < SPIN_POLLS; i++) {
+    sim_cpu_relax();
+    v = load(addr, bytes, acquire);
+  }
   if (met(least, v, bits)) return v;
   struct ncclsimDevState *st = w && w->comm ? sim_dev_self(w->comm, "a device-API wait") : NULL;
   char what[192];

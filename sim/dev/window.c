@@ -26,7 +26,10 @@
 
 static pthread_mutex_t views_lock = PTHREAD_MUTEX_INITIALIZER;
 static sim_dev_win *views;
-static _Atomic uint64_t views_gen = 1;
+/* Moved by every drop of a view; the headers' inline path reads it
+ * (ncclsim__abi.h): plain uint64_t, read and written with __atomic. */
+SIM_EXPORT uint64_t ncclsimDevWinGen = 1;
+#define views_gen_load() __atomic_load_n(&ncclsimDevWinGen, __ATOMIC_ACQUIRE)
 
 /* A few views per thread, checked against the generation. */
 enum { CACHE_SLOTS = 8 };
@@ -41,6 +44,7 @@ static unsigned slot_of(ncclWindow_t w) { return (unsigned)(((uintptr_t)w >> 4) 
 static void view_free(sim_dev_win *v) {
   sim_rma_win_info_free(&v->info);
   sim_free(v->lsa_ptr);
+  sim_free(v->lsa_bytes);
   sim_free(v->lsa_world);
   sim_free(v);
 }
@@ -62,7 +66,8 @@ static sim_dev_win *view_make(ncclWindow_t w) {
   v->lsa_size = comm->lsa_size;
   v->lsa_world = sim_calloc((size_t)v->lsa_size, sizeof *v->lsa_world);
   v->lsa_ptr = sim_calloc((size_t)v->lsa_size, sizeof *v->lsa_ptr);
-  if (!v->lsa_world || !v->lsa_ptr) {
+  v->lsa_bytes = sim_calloc((size_t)v->lsa_size, sizeof *v->lsa_bytes);
+  if (!v->lsa_world || !v->lsa_ptr || !v->lsa_bytes) {
     view_free(v);
     return NULL;
   }
@@ -71,13 +76,14 @@ static sim_dev_win *view_make(ncclWindow_t w) {
   for (int i = 0; i < v->lsa_size; i++) {
     int r = v->lsa_world[i];
     v->lsa_ptr[i] = c->tp->map_peer(c, r, v->info.ptr[r]);
+    v->lsa_bytes[i] = v->info.size[r];
   }
   return v;
 }
 
 sim_dev_win *sim_dev_win_of(ncclWindow_t w, const char *op) {
   unsigned s = slot_of(w);
-  uint64_t gen = atomic_load_explicit(&views_gen, memory_order_acquire);
+  uint64_t gen = views_gen_load();
   if (w && cache[s].win == w && cache[s].gen == gen) return cache[s].v;
   sim_dev_win *v = NULL;
   if (w) {
@@ -87,7 +93,7 @@ sim_dev_win *sim_dev_win_of(ncclWindow_t w, const char *op) {
       v->next = views;
       views = v;
     }
-    gen = atomic_load_explicit(&views_gen, memory_order_relaxed);
+    gen = __atomic_load_n(&ncclsimDevWinGen, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&views_lock);
   }
   if (!v) {
@@ -117,7 +123,7 @@ static void views_drop(ncclComm_t comm, ncclWindow_t win, struct ncclsimDevState
       pp = &v->next;
     }
   }
-  atomic_fetch_add_explicit(&views_gen, 1, memory_order_acq_rel);
+  __atomic_fetch_add(&ncclsimDevWinGen, 1, __ATOMIC_ACQ_REL);
   pthread_mutex_unlock(&views_lock);
 }
 
@@ -200,6 +206,19 @@ SIM_EXPORT void *ncclsimDevWinTeam(ncclWindow_t w, size_t offset, int teamRank, 
   static const char op[] = "ncclGetPeerPointer (team)";
   sim_dev_win *v = sim_dev_win_of(w, op);
   return lsa_at(v, v->lsa_rank + (peer - teamRank) * teamStride, offset, op);
+}
+
+SIM_EXPORT void ncclsimDevWinFill(ncclWindow_t w, ncclsimDevWinCache *c) {
+  uint64_t gen = views_gen_load(); /* before the view: a drop after it makes the entry stale */
+  sim_dev_win *v = sim_dev_win_of(w, "a window pointer");
+  c->win = w;
+  c->gen = gen;
+  c->rank = v->rank;
+  c->lsaRank = v->lsa_rank;
+  c->lsaSize = v->lsa_size;
+  c->lsaPtr = v->res ? NULL : v->lsa_ptr; /* a resource window's peers are found at each use */
+  c->lsaBytes = v->lsa_bytes;
+  c->lsaWorld = v->lsa_world;
 }
 
 /* ---- resource buffers ---- */

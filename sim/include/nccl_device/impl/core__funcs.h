@@ -87,17 +87,28 @@ NCCL_HOST_DEVICE_INLINE size_t ncclGetResourceBufferOffset(ncclDevResourceHandle
 }
 
 #if NCCL_CHECK_CUDACC
+/* Each takes the inline path (a thread's cached view of the window) when
+ * it can, else libncclsim's checked one (ncclsim__abi.h). */
 NCCL_DEVICE_INLINE void *ncclGetLocalPointer(ncclWindow_t w, size_t offset) {
-  return ncclsimDevWinLocal(w, offset);
+  const ncclsimDevWinCache *c = ncclsim::dev::win(w);
+  void *p = ncclsim::dev::lsaFast(c, c->lsaRank, offset);
+  return p ? p : ncclsimDevWinLocal(w, offset);
 }
 NCCL_DEVICE_INLINE void *ncclGetLsaPointer(ncclWindow_t w, size_t offset, int peer) {
-  return ncclsimDevWinLsa(w, offset, peer);
+  void *p = ncclsim::dev::lsaFast(ncclsim::dev::win(w), peer, offset);
+  return p ? p : ncclsimDevWinLsa(w, offset, peer);
 }
 NCCL_DEVICE_INLINE void *ncclGetPeerPointer(ncclWindow_t w, size_t offset, int peer) {
-  return ncclsimDevWinPeer(w, offset, peer);
+  const ncclsimDevWinCache *c = ncclsim::dev::win(w);
+  int i = c->lsaRank + (peer - c->rank); /* the LSA index if the team is consecutive world ranks */
+  void *p = c->lsaPtr && (unsigned)i < (unsigned)c->lsaSize && c->lsaWorld[i] == peer ? ncclsim::dev::lsaFast(c, i, offset)
+                                                                                       : nullptr;
+  return p ? p : ncclsimDevWinPeer(w, offset, peer);
 }
 NCCL_DEVICE_INLINE void *ncclGetPeerPointer(ncclWindow_t w, size_t offset, ncclTeam tm, int peer) {
-  return ncclsimDevWinTeam(w, offset, tm.rank, tm.stride, peer);
+  const ncclsimDevWinCache *c = ncclsim::dev::win(w);
+  void *p = ncclsim::dev::lsaFast(c, c->lsaRank + (peer - tm.rank) * tm.stride, offset);
+  return p ? p : ncclsimDevWinTeam(w, offset, tm.rank, tm.stride, peer);
 }
 /* NCCL: the handle's base, plus the window's place in the multicast
  * range (none without multicast), plus offset. */

@@ -47,6 +47,22 @@ void *ncclsimDevWinPeer(ncclWindow_t w, size_t offset, int peer);
  * teamStride world ranks apart), which must lie in the LSA team. */
 void *ncclsimDevWinTeam(ncclWindow_t w, size_t offset, int teamRank, int teamStride, int peer);
 
+/* What a thread keeps of a window for the pointer getters' inline path:
+ * valid while `gen` equals ncclsimDevWinGen, which every deregistration
+ * moves. lsaPtr is NULL for the windows that take the checked path
+ * always (resource windows). */
+typedef struct ncclsimDevWinCache {
+  ncclWindow_t win;
+  uint64_t gen;
+  int rank, lsaRank, lsaSize;
+  char *const *lsaPtr;     /* by LSA index: that rank's memory, mapped here */
+  const size_t *lsaBytes;  /* by LSA index: its size */
+  const int *lsaWorld;     /* by LSA index: its world rank */
+} ncclsimDevWinCache;
+extern uint64_t ncclsimDevWinGen;
+/* Fills *c for window w (a kernel fault when w is not a live window). */
+void ncclsimDevWinFill(ncclWindow_t w, ncclsimDevWinCache *c);
+
 /* ---- resource buffers (ncclGetResourceBuffer*Pointer) ---- */
 /* LSA peer lsaPeer's copy of resource buffer `handle` (units of 128
  * bytes, as ncclGetResourceBufferOffset) of device communicator c. */
@@ -161,6 +177,22 @@ __device__ inline int nthLane(uint32_t mask, int n) {
   for (int l = 0; l < 32; l++)
     if ((mask >> l & 1) && n-- == 0) return l;
   return 32;
+}
+/* The calling thread's view of window w, from a cache of four: the inline
+ * path of ncclGet*Pointer (a call into libncclsim only when w is not
+ * cached, or a window was deregistered since). */
+inline thread_local ncclsimDevWinCache winCache[4];
+__device__ inline const ncclsimDevWinCache *win(ncclWindow_t w) {
+  ncclsimDevWinCache *c = &winCache[((uintptr_t)w >> 6) & 3];
+  if (c->win != w || c->gen != __atomic_load_n(&ncclsimDevWinGen, __ATOMIC_ACQUIRE)) ncclsimDevWinFill(w, c);
+  return c;
+}
+/* LSA index i's memory of w at offset, if the inline path may give it
+ * (i in the team, offset inside that rank's window); else NULL, and the
+ * caller takes the checked path, which faults where it must. */
+__device__ inline void *lsaFast(const ncclsimDevWinCache *c, int i, size_t offset) {
+  if (c->lsaPtr && (unsigned)i < (unsigned)c->lsaSize && offset < c->lsaBytes[i]) return c->lsaPtr[i] + offset;
+  return nullptr;
 }
 /* A memory order's acquire half, as a flag for ncclsimDevWaitFor. */
 __device__ inline int isAcquire(cuda::memory_order o) {
