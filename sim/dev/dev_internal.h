@@ -52,6 +52,7 @@ typedef struct sim_dev_group {
  * threads (several may race, and a reader may see a mix of two: it is a
  * report), read by any. */
 typedef struct sim_dev_activity {
+  _Atomic int lock;       /* guards where and what (a spin: both are copies of a few hundred bytes) */
   _Atomic int waiting;    /* 1 while a wait is under way */
   _Atomic uint64_t since; /* sim_now_ns of that wait's start, or of the last activity */
   char where[192];        /* "kernel K, block (x,y,z), thread (x,y,z)" */
@@ -59,9 +60,8 @@ typedef struct sim_dev_activity {
   /* The last GIN operation issued (cheap to record: no text), if later
    * than the text above: its kind (NCCLSIM_GIN_*, 0: none), peer, signal
    * type and signal, and when. */
-  _Atomic int op_kind;
-  int op_peer, op_sig_type;
-  uint32_t op_signal;
+  _Atomic int op_kind, op_peer, op_sig_type;
+  _Atomic uint32_t op_signal;
   _Atomic uint64_t op_at;
 } sim_dev_activity;
 

@@ -166,9 +166,9 @@ SIM_EXPORT void ncclsimDevGinIssue(const struct ncclDevComm *c, const ncclsimGin
   struct ncclsimDevState *st = gin_self(c, op->context, sim_dev_gin_op_name(op->kind));
   check(st, op);
   sim_dev_activity *a = &st->act; /* for the reports of waits that cannot complete */
-  a->op_peer = op->peer;
-  a->op_sig_type = op->sigType;
-  a->op_signal = op->signal;
+  atomic_store_explicit(&a->op_peer, op->peer, memory_order_relaxed);
+  atomic_store_explicit(&a->op_sig_type, op->sigType, memory_order_relaxed);
+  atomic_store_explicit(&a->op_signal, op->signal, memory_order_relaxed);
   atomic_store_explicit(&a->op_at, __ncclsim_now_ns(), memory_order_relaxed);
   atomic_store_explicit(&a->op_kind, op->kind, memory_order_release);
   sim_dev_ctx *x = &st->ctx[op->context];

@@ -22,6 +22,15 @@
 
 /* ---- activity ---- */
 
+static void activity_lock(sim_dev_activity *a) {
+  int expect = 0;
+  while (!atomic_compare_exchange_weak_explicit(&a->lock, &expect, 1, memory_order_acquire, memory_order_relaxed)) {
+    expect = 0;
+    sim_cpu_relax();
+  }
+}
+static void activity_unlock(sim_dev_activity *a) { atomic_store_explicit(&a->lock, 0, memory_order_release); }
+
 void sim_dev_activity_set(struct ncclsimDevState *st, bool waiting, const char *fmt, ...) {
   sim_dev_activity *a = &st->act;
   char what[sizeof a->what], where[sizeof a->where];
@@ -30,8 +39,10 @@ void sim_dev_activity_set(struct ncclsimDevState *st, bool waiting, const char *
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
   __ncclsim_where(where, sizeof where);
+  activity_lock(a);
   memcpy(a->what, what, sizeof what);
   memcpy(a->where, where, sizeof where);
+  activity_unlock(a);
   atomic_store_explicit(&a->since, __ncclsim_now_ns(), memory_order_relaxed);
   atomic_store_explicit(&a->waiting, waiting ? 1 : 0, memory_order_release);
 }
@@ -59,8 +70,10 @@ void sim_dev_activity_report(struct ncclsimDevState *st, char *buf, size_t len) 
         int waiting = atomic_load_explicit(&p->act.waiting, memory_order_acquire);
         uint64_t since = atomic_load_explicit(&p->act.since, memory_order_relaxed);
         char what[sizeof p->act.what], where[sizeof p->act.where];
+        activity_lock(&p->act);
         memcpy(what, p->act.what, sizeof what);
         memcpy(where, p->act.where, sizeof where);
+        activity_unlock(&p->act);
         what[sizeof what - 1] = where[sizeof where - 1] = 0;
         double ago = since && now > since ? (double)(now - since) / 1e9 : 0.0;
         int kind = atomic_load_explicit(&p->act.op_kind, memory_order_acquire);
@@ -68,11 +81,13 @@ void sim_dev_activity_report(struct ncclsimDevState *st, char *buf, size_t len) 
         if (kind && (!since || op_at > since) && !waiting) {
           /* its last GIN operation is later than its last wait */
           char sig[48] = "";
-          if (p->act.op_sig_type == NCCLSIM_GIN_SIG_INDEXED) snprintf(sig, sizeof sig, ", signal %u", p->act.op_signal);
-          else if (p->act.op_sig_type == NCCLSIM_GIN_SIG_VA) snprintf(sig, sizeof sig, ", a VA signal");
+          int sig_type = atomic_load_explicit(&p->act.op_sig_type, memory_order_relaxed);
+          if (sig_type == NCCLSIM_GIN_SIG_INDEXED)
+            snprintf(sig, sizeof sig, ", signal %u", atomic_load_explicit(&p->act.op_signal, memory_order_relaxed));
+          else if (sig_type == NCCLSIM_GIN_SIG_VA) snprintf(sig, sizeof sig, ", a VA signal");
           w = snprintf(buf + n, len - n, "%s rank %d: not waiting in the device API (last, %.1f s ago: %s to rank %d%s)",
-                       r ? ";" : ":", r, now > op_at ? (double)(now - op_at) / 1e9 : 0.0,
-                       sim_dev_gin_op_name(kind), p->act.op_peer, sig);
+                       r ? ";" : ":", r, now > op_at ? (double)(now - op_at) / 1e9 : 0.0, sim_dev_gin_op_name(kind),
+                       atomic_load_explicit(&p->act.op_peer, memory_order_relaxed), sig);
         } else if (!since)
           w = snprintf(buf + n, len - n, "%s rank %d: no device-API call from a kernel yet", r ? ";" : ":", r);
         else if (waiting)
