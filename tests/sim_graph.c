@@ -616,6 +616,13 @@ static void test_event_rules(void **state) {
   cudaGraph_t g;
   /* Never recorded: no dependency at all. */
   assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  /* Meanwhile an ordinary wait, of a stream and an event outside any
+   * capture, is untouched (it crashed once while any capture ran). */
+  cudaStream_t u = stream();
+  assert_int_equal(cudaEventRecord(in, t), cudaSuccess);
+  assert_int_equal(cudaStreamWaitEvent(u, in, 0), cudaSuccess);
+  assert_int_equal(cudaStreamSynchronize(u), cudaSuccess);
+  cudaStreamDestroy(u);
   assert_int_equal(cudaStreamWaitEvent(s, out, 0), cudaSuccess);
   assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
   cudaGraphDestroy(g);
@@ -1287,10 +1294,97 @@ static void test_error_strings(void **state) {
   assert_int_equal(cudaErrorStreamCaptureWrongThread, 908);
 }
 
+/* --------------------------------------------------- allocation failures */
+
+/* Each call's answer in the allocation-failure loop: what an injected
+ * failure may give, directly or through a capture it spoiled. */
+static bool tolerable(cudaError_t e) {
+  return e == cudaSuccess || e == cudaErrorMemoryAllocation || e == cudaErrorStreamCaptureInvalidated ||
+         e == cudaErrorStreamCaptureIsolation || e == cudaErrorStreamCaptureUnjoined || e == cudaErrorIllegalState;
+}
+#define TRY(call)                                                                     \
+  do {                                                                                \
+    cudaError_t e_ = (call);                                                          \
+    if (!tolerable(e_)) fail_msg("n=%llu: %s: %s", (unsigned long long)n, #call, cudaGetErrorName(e_)); \
+  } while (0)
+
+static void nop(void *arg) { (void)arg; }
+
+/* Allocation-failure loop over a capture with a fork and a join, the
+ * graph's clone, instantiation, launches, update and DOT file: the nth
+ * allocation fails, each call answers with an error or success (never a
+ * crash or a hang), and what was made can be destroyed. */
+static void test_alloc_failures(void **state) {
+  (void)state;
+  int *d = dev(256);
+  cudaStream_t s1 = stream(), s2 = stream();
+  cudaEvent_t e1, e2;
+  assert_int_equal(cudaEventCreate(&e1), cudaSuccess);
+  assert_int_equal(cudaEventCreate(&e2), cudaSuccess);
+  bool completed = false;
+  for (uint64_t n = 1; n < 1000 && !completed; n++) {
+    cudaGraph_t g = NULL, c = NULL;
+    cudaGraphExec_t x = NULL;
+    /* The events as outside any capture (a record that failed last time
+     * left them the last capture's). */
+    assert_int_equal(cudaEventRecord(e1, s2), cudaSuccess);
+    assert_int_equal(cudaEventRecord(e2, s2), cudaSuccess);
+    assert_int_equal(cudaStreamSynchronize(s2), cudaSuccess);
+    ncclsimAllocFailAfter(n);
+    TRY(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    TRY(cudaMemsetAsync(d, 1, 256, s1));
+    TRY(cudaEventRecord(e1, s1));
+    TRY(cudaStreamWaitEvent(s2, e1, 0));
+    TRY(cudaLaunchHostFunc(s2, nop, NULL));
+    TRY(cudaMemsetAsync(d, 2, 64, s2));
+    TRY(cudaEventRecord(e2, s2));
+    TRY(cudaStreamWaitEvent(s1, e2, 0));
+    TRY(cudaStreamUpdateCaptureDependencies(s1, NULL, NULL, 0, cudaStreamAddCaptureDependencies));
+    TRY(cudaStreamWaitEvent(s1, e2, cudaEventWaitExternal));
+    TRY(cudaMemsetAsync(d, 3, 64, s1));
+    enum cudaStreamCaptureStatus st;
+    if (cudaStreamIsCapturing(s1, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone)
+      TRY(cudaStreamEndCapture(s1, &g));
+    if (cudaStreamIsCapturing(s2, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone) {
+      cudaGraph_t g2 = NULL;
+      TRY(cudaStreamEndCapture(s2, &g2)); /* not its origin: it goes with s1's end */
+    }
+    if (g) {
+      cudaGraphNode_t more;
+      TRY(cudaGraphAddEmptyNode(&more, g, NULL, 0));
+      TRY(cudaGraphClone(&c, g));
+      TRY(cudaGraphInstantiate(&x, g, 0));
+      TRY(cudaGraphDebugDotPrint(g, "/dev/null", cudaGraphDebugDotFlagsVerbose));
+    }
+    if (x) {
+      TRY(cudaGraphLaunch(x, s1));
+      cudaGraphExecUpdateResultInfo info;
+      if (c) TRY(cudaGraphExecUpdate(x, c, &info));
+      TRY(cudaGraphLaunch(x, s2));
+    }
+    completed = ncclsimAllocFailAfter(0) < n; /* nothing failed: the whole run went through */
+    cudaStreamSynchronize(s1);
+    cudaStreamSynchronize(s2);
+    if (x) assert_int_equal(cudaGraphExecDestroy(x), cudaSuccess);
+    if (c) assert_int_equal(cudaGraphDestroy(c), cudaSuccess);
+    if (g) assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
+    assert_int_equal(cudaStreamIsCapturing(s1, &st), cudaSuccess);
+    if (st != cudaStreamCaptureStatusNone) fail_msg("n=%llu: s1 still captures", (unsigned long long)n);
+    cudaGetLastError();
+  }
+  assert_true(completed);
+  cudaEventDestroy(e1);
+  cudaEventDestroy(e2);
+  cudaFree(d);
+  cudaStreamDestroy(s1);
+  cudaStreamDestroy(s2);
+}
+
 static int reset(void **state) {
   (void)state;
   enum cudaStreamCaptureMode m = cudaStreamCaptureModeGlobal;
   cudaThreadExchangeStreamCaptureMode(&m);
+  ncclsimAllocFailAfter(0);
   cudaGetLastError();
   return 0;
 }
@@ -1303,7 +1397,7 @@ int main(void) {
       T(test_illegal_calls),  T(test_capture_modes_threads), T(test_end_wrong_thread), T(test_fork_join),
       T(test_unjoined),       T(test_event_rules),      T(test_node_api),       T(test_dependencies),
       T(test_clone),          T(test_exec_update),      T(test_launch_order),   T(test_launch_depth),
-      T(test_user_objects),   T(test_dot_print),        T(test_error_strings),
+      T(test_user_objects),   T(test_dot_print),        T(test_error_strings),  T(test_alloc_failures),
   };
   return cmocka_run_group_tests_name("sim_graph", tests, NULL, NULL);
 }

@@ -503,6 +503,65 @@ static void test_update(void **state) {
   assert_int_equal(run_ranks(2, update_fn, NULL), 0);
 }
 
+/* Allocation-failure loop over a one-rank communicator's capture of a
+ * group (an allreduce and a send/recv to itself), its graph's launches
+ * and the communicator's end: each injected failure fails one call
+ * (ncclSystemError, ncclUnhandledCudaError, cudaErrorMemoryAllocation or
+ * a capture it spoiled), never crashes or hangs, and the rank goes on. */
+static void test_alloc_failures(void **state) {
+  (void)state;
+  ncclComm_t comm;
+  int dev0 = 0;
+  assert_int_equal(ncclCommInitAll(&comm, 1, &dev0), ncclSuccess);
+  cudaStream_t s = stream();
+  int *x = dev(64 * sizeof(int)), *y = dev(64 * sizeof(int));
+  assert_int_equal(ncclAllReduce(x, x, 64, ncclInt32, ncclSum, comm, s), ncclSuccess); /* connected */
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  bool completed = false;
+  for (uint64_t n = 1; n < 500 && !completed; n++) {
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t gx = NULL;
+    ncclsimAllocFailAfter(n);
+    cudaError_t ce = cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    ncclResult_t r1 = ncclAllReduce(x, y, 64, ncclInt32, ncclSum, comm, s);
+    ncclResult_t r2 = ncclGroupStart();
+    ncclResult_t r3 = ncclSend(x, 64, ncclInt32, 0, comm, s);
+    ncclResult_t r4 = ncclRecv(y, 64, ncclInt32, 0, comm, s);
+    ncclResult_t r5 = ncclGroupEnd();
+    ncclResult_t rs[5] = {r1, r2, r3, r4, r5};
+    for (int i = 0; i < 5; i++)
+      if (rs[i] != ncclSuccess && rs[i] != ncclSystemError && rs[i] != ncclUnhandledCudaError)
+        fail_msg("n=%llu: call %d: %s", (unsigned long long)n, i, ncclGetErrorString(rs[i]));
+    enum cudaStreamCaptureStatus st;
+    if (ce == cudaSuccess) {
+      cudaError_t e = cudaStreamEndCapture(s, &g);
+      if (e != cudaSuccess && e != cudaErrorStreamCaptureInvalidated) fail_msg("n=%llu: end: %s", (unsigned long long)n, cudaGetErrorName(e));
+    }
+    if (g && cudaGraphInstantiate(&gx, g, 0) == cudaSuccess)
+      for (int l = 0; l < 3; l++) {
+        cudaError_t e = cudaGraphLaunch(gx, s);
+        if (e != cudaSuccess && e != cudaErrorMemoryAllocation && e != cudaErrorLaunchFailure)
+          fail_msg("n=%llu: launch: %s", (unsigned long long)n, cudaGetErrorName(e));
+      }
+    completed = ncclsimAllocFailAfter(0) < n;
+    cudaError_t e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess && e != cudaErrorLaunchFailure) fail_msg("n=%llu: sync: %s", (unsigned long long)n, cudaGetErrorName(e));
+    assert_int_equal(cudaStreamIsCapturing(s, &st), cudaSuccess);
+    assert_int_equal(st, cudaStreamCaptureStatusNone);
+    if (gx) cudaGraphExecDestroy(gx);
+    if (g) cudaGraphDestroy(g);
+    cudaGetLastError();
+  }
+  assert_true(completed);
+  /* The communicator still works. */
+  assert_int_equal(ncclAllReduce(x, y, 64, ncclInt32, ncclSum, comm, s), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  assert_int_equal(ncclCommDestroy(comm), ncclSuccess);
+  cudaFree(x);
+  cudaFree(y);
+  cudaStreamDestroy(s);
+}
+
 int main(void) {
   setenv("NCCLSIM_DEVICES", "8", 1);
   const struct CMUnitTest tests[] = {
@@ -510,7 +569,7 @@ int main(void) {
       cmocka_unit_test(test_putsignal_replay), cmocka_unit_test(test_mixing),
       cmocka_unit_test(test_mixing_off),       cmocka_unit_test(test_group_mixed),
       cmocka_unit_test(test_invalidated),      cmocka_unit_test(test_one_thread_graphs),
-      cmocka_unit_test(test_update),
+      cmocka_unit_test(test_update),           cmocka_unit_test(test_alloc_failures),
   };
   return cmocka_run_group_tests_name("sim_graph_nccl", tests, NULL, NULL);
 }

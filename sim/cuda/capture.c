@@ -600,16 +600,18 @@ cudaError_t sim_capture_event_record(sim_stream *s, cudaEvent_t e, unsigned flag
     gparams p = {.type = cudaGraphNodeTypeEventRecord, .u.event = e};
     err = add_node_locked(&s, 1, &p, NULL);
   } else {
-    cap_event *x = event_find(e);
-    if (!x && (x = sim_calloc(1, sizeof *x))) {
+    /* Out of memory, the event keeps what it was (a half-made entry
+     * would say it belongs to an ended capture). */
+    member *m = member_of(c, s);
+    gnode **deps = m->n ? sim_malloc(m->n * sizeof *deps) : NULL;
+    cap_event *x = m->n && !deps ? NULL : event_find(e);
+    if (!x && (!m->n || deps) && (x = sim_calloc(1, sizeof *x))) {
       x->e = e;
       x->next = events;
       events = x;
       atomic_fetch_add(&captured_events, 1);
     }
-    member *m = member_of(c, s);
-    gnode **deps = m->n ? sim_malloc(m->n * sizeof *deps) : NULL;
-    if (!x || (m->n && !deps)) {
+    if (!x) {
       sim_free(deps);
       err = cudaErrorMemoryAllocation;
     } else {
@@ -636,6 +638,10 @@ cudaError_t sim_capture_event_wait(sim_stream *s, cudaEvent_t e, unsigned flags,
   capture *c = capture_of(s);
   cap_event *x = event_find(e);
   *done = x || c;
+  if (!*done) { /* an ordinary wait: neither the stream nor the event is in a capture */
+    pthread_mutex_unlock(&lock);
+    return cudaSuccess;
+  }
   if (x && !x->c) {
     /* Recorded in a capture that has ended: its position is in a graph,
      * not in any stream. */
