@@ -422,6 +422,52 @@ static void test_capture_modes_threads(void **state) {
   cudaGetLastError();
 }
 
+/* cudaStreamBeginCaptureToGraph: the capture adds to a graph of the
+ * caller's, after the nodes named; the graph stays the caller's even when
+ * the capture is invalidated. */
+static void test_capture_to_graph(void **state) {
+  (void)state;
+  cudaStream_t s = stream(), t = stream();
+  int *d = dev(64);
+  cudaGraph_t g, other, got = NULL;
+  cudaGraphNode_t a, b, alien;
+  assert_int_equal(cudaGraphCreate(&g, 0), cudaSuccess);
+  assert_int_equal(cudaGraphCreate(&other, 0), cudaSuccess);
+  assert_int_equal(cudaGraphAddEmptyNode(&a, g, NULL, 0), cudaSuccess);
+  assert_int_equal(cudaGraphAddEmptyNode(&alien, other, NULL, 0), cudaSuccess);
+  cudaGraphEdgeData ed = {.to_port = 1};
+  assert_int_equal(cudaStreamBeginCaptureToGraph(s, g, &alien, NULL, 1, cudaStreamCaptureModeGlobal),
+                   cudaErrorInvalidValue);
+  assert_int_equal(cudaStreamBeginCaptureToGraph(s, g, &a, &ed, 1, cudaStreamCaptureModeGlobal), cudaErrorInvalidValue);
+  assert_int_equal(cudaStreamBeginCaptureToGraph(s, NULL, NULL, NULL, 0, cudaStreamCaptureModeGlobal), cudaErrorInvalidValue);
+  assert_int_equal(cudaStreamBeginCaptureToGraph(s, g, NULL, NULL, 1, cudaStreamCaptureModeGlobal),
+                   cudaErrorInvalidValue);
+  assert_int_equal(cudaStreamBeginCaptureToGraph(s, g, &a, NULL, 1, cudaStreamCaptureModeGlobal), cudaSuccess);
+  assert_int_equal(cudaStreamBeginCaptureToGraph(t, g, NULL, NULL, 0, cudaStreamCaptureModeGlobal),
+                   cudaErrorIllegalState); /* another capture builds it */
+  assert_int_equal(cudaMemsetAsync(d, 1, 64, s), cudaSuccess);
+  assert_int_equal(cudaStreamEndCapture(s, &got), cudaSuccess);
+  assert_ptr_equal(got, g);
+  assert_int_equal(node_count(g), 2);
+  size_t n = 1;
+  assert_int_equal(cudaGraphNodeGetDependentNodes(a, &b, NULL, &n), cudaSuccess);
+  assert_int_equal(n, 1);
+  assert_int_equal(type_of(b), cudaGraphNodeTypeMemset);
+  /* Invalidated: no graph returned, and the caller's graph is intact. */
+  assert_int_equal(cudaStreamBeginCaptureToGraph(s, g, &b, NULL, 1, cudaStreamCaptureModeGlobal), cudaSuccess);
+  assert_int_equal(cudaMemsetAsync(d, 2, 64, s), cudaSuccess);
+  assert_int_equal(cudaStreamQuery(s), cudaErrorStreamCaptureUnsupported);
+  assert_int_equal(cudaStreamEndCapture(s, &got), cudaErrorStreamCaptureInvalidated);
+  assert_null(got);
+  assert_int_equal(node_count(g), 3); /* the memset captured before stays */
+  assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
+  assert_int_equal(cudaGraphDestroy(other), cudaSuccess);
+  cudaFree(d);
+  cudaStreamDestroy(s);
+  cudaStreamDestroy(t);
+  cudaGetLastError();
+}
+
 /* A capture must be ended by the thread that began it, unless relaxed. */
 typedef struct {
   cudaStream_t s;
@@ -1394,6 +1440,7 @@ static int reset(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(test_capture_chain),  T(test_capture_measured), T(test_capture_info),   T(test_capture_errors),
+      T(test_capture_to_graph),
       T(test_illegal_calls),  T(test_capture_modes_threads), T(test_end_wrong_thread), T(test_fork_join),
       T(test_unjoined),       T(test_event_rules),      T(test_node_api),       T(test_dependencies),
       T(test_clone),          T(test_exec_update),      T(test_launch_order),   T(test_launch_depth),
