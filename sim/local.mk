@@ -115,4 +115,4 @@ ncclsimdevicegininclude_HEADERS = sim/include/nccl_device/gin/gin_device_api.h \
 	sim/include/nccl_device/gin/gin_device_common.h sim/include/nccl_device/gin/gin_device_host_common.h
 noinst_HEADERS += sim/rma/rma.h
 sim_libncclsim_core_la_SOURCES += sim/rma/win_device.c sim/dev/require.c sim/dev/state.c sim/dev/window.c \
-	sim/dev/wait.c sim/dev/gin.c sim/dev/gin_proxy.c sim/dev/gin_net.c sim/dev/coop.c
+	sim/dev/wait.c sim/dev/gin.c sim/dev/gin_proxy.c sim/dev/gin_net.c sim/dev/coop.c sim/dev/trace.c

@@ -280,5 +280,15 @@ const char *sim_trace_dump(sim_clique *c, const char *why);
 int sim_trace_flush(void);
 /* Runs a dump that SIGUSR1 asked for (every NCCL call checks). */
 void sim_trace_poll(void);
+/* Whether c's operations go to NCCLSIM_TRACE's timeline (set at its
+ * creation). */
+bool sim_trace_timeline(const sim_clique *c);
+/* A device-API event of rank's kernels (sim/dev/trace.c): a span from t0
+ * to t1 (sim_ticks()) on the rank's track of kernels, named `name`
+ * (static storage), with desc (the kernel, block and thread, and what it
+ * did), the peer (-1: none) and bytes moved (0: none). Nothing when c is
+ * not on the timeline. Thread-safe (the rank's ring lock). */
+void sim_trace_device(sim_clique *c, int rank, const char *name, uint64_t t0, uint64_t t1, int peer, size_t bytes,
+                      const char *desc);
 
 #endif /* NCCLSIM_CORE_H_ */

@@ -44,7 +44,9 @@
 #endif
 
 enum { EV_X = 0, EV_ENQ = 1 };
-enum { F_PEER = 1, F_SEQ = 2, F_SEND = 4, F_RECV = 8, F_COLL = 16, F_SIG = 32, F_WAIT = 64 };
+enum { F_PEER = 1, F_SEQ = 2, F_SEND = 4, F_RECV = 8, F_COLL = 16, F_SIG = 32, F_WAIT = 64, F_DEV = 128 };
+/* The track of a rank's kernels' device-API events (sim_trace_device). */
+static const char device_track;
 /* A wait's flows drawn at most: one per signal it consumes. */
 enum { WAIT_FLOWS_MAX = 256 };
 
@@ -457,6 +459,33 @@ void sim_trace_close(sim_task *t) {
   full_append(tc, &e);
 }
 
+bool sim_trace_timeline(const sim_clique *c) {
+  const trace_clique *tc = c->trace;
+  return tc && tc->full;
+}
+
+void sim_trace_device(sim_clique *c, int rank, const char *name, uint64_t t0, uint64_t t1, int peer, size_t bytes,
+                      const char *desc) {
+  trace_clique *tc = c->trace;
+  if (!tc || !tc->full || rank < 0 || rank >= tc->nranks) return;
+  trace_ev e;
+  memset(&e, 0, sizeof e);
+  e.r.name = name;
+  e.r.stream = &device_track;
+  e.r.t0 = t0;
+  e.r.t1 = t1 > t0 ? t1 : t0 + 1;
+  e.r.bytes = bytes;
+  e.r.peer = peer;
+  e.r.result = ncclSuccess;
+  e.r.flags = F_DEV | (peer >= 0 ? F_PEER : 0);
+  e.key = tc->key;
+  e.rank = rank;
+  e.nranks = tc->nranks;
+  e.ph = EV_X;
+  snprintf(e.desc, sizeof e.desc, "%s", desc ? desc : "");
+  full_append(tc, &e);
+}
+
 /* ------------------------------------------------------------ writing */
 
 #ifdef HAVE_JANSSON
@@ -580,7 +609,8 @@ static int write_events(const char *path, ev_iter *it, const char *why) {
       if (!grow((void **)&tracks, &ctracks, ntracks, sizeof *tracks)) break;
       tracks[ntracks++] = (track){e->key, e->rank, e->r.stream};
       char name[64];
-      snprintf(name, sizeof name, "rank %d stream %d", e->rank, idx);
+      if (e->r.stream == &device_track) snprintf(name, sizeof name, "rank %d kernels (device API)", e->rank);
+      else snprintf(name, sizeof name, "rank %d stream %d", e->rank, idx);
       emit(&w, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph", "M", "pid", (int)p, "tid",
                          tid, "args", "name", name));
       emit(&w, json_pack("{s:s, s:s, s:i, s:i, s:{s:i}}", "name", "thread_sort_index", "ph", "M", "pid", (int)p,
@@ -593,6 +623,15 @@ static int write_events(const char *path, ev_iter *it, const char *why) {
       continue;
     }
     uint64_t t1 = e->r.t1 ? e->r.t1 : sim_ticks();
+    if (e->r.flags & F_DEV) {
+      json_t *args = json_pack("{s:s}", "in", e->desc);
+      if (args && e->r.bytes) json_object_set_new(args, "bytes", json_integer((json_int_t)e->r.bytes));
+      if (args && (e->r.flags & F_PEER)) json_object_set_new(args, "peer", json_integer(e->r.peer));
+      emit(&w, json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:o}", "name", e->r.name, "cat", "device", "ph", "X",
+                         "pid", (int)p, "tid", tid, "ts", ts, "dur", us(t1) - ts > 0 ? us(t1) - ts : 0.001, "args",
+                         args));
+      continue;
+    }
     json_t *args = json_pack("{s:I, s:s}", "bytes", (json_int_t)e->r.bytes, "result", result_name(e->r.result));
     if (args && (e->r.flags & F_PEER)) json_object_set_new(args, "peer", json_integer(e->r.peer));
     if (args && (e->r.flags & F_SEQ)) json_object_set_new(args, "seq", json_integer((json_int_t)e->r.seq));

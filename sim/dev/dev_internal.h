@@ -13,6 +13,7 @@
  *   gin_proxy.c  GIN's PROXY type: a proxy thread per rank and device communicator
  *   gin_net.c    GIN to ranks on other simulated hosts, over UCX
  *   coop.c       named barriers of a block (ncclCoopWarpSpan), kernel faults
+ *   trace.c      the device API's events on NCCLSIM_TRACE's timeline
  *
  * A device communicator's kernel-side state (struct ncclsimDevState) is
  * made by each rank's ncclDevCommCreate, in memory its host's ranks share
@@ -247,6 +248,15 @@ void sim_dev_res_window_forget(struct ncclsimDevState *st);
 /* Drops the view of win (rma deregistered it). */
 void sim_dev_view_forget(ncclWindow_t win);
 void sim_dev_views_fini(ncclComm_t comm);
+
+/* ---- trace.c ---- */
+/* Sets ncclsimDevTracing when st's communicator is on the timeline. */
+void sim_dev_trace_enable(const struct ncclsimDevState *st);
+/* A span of st's rank's kernels from t0 (sim_ticks) to now, named `name`
+ * (static storage), with the calling thread's kernel, block and thread,
+ * then fmt's text (may be NULL); peer -1: none; bytes 0: none. */
+void sim_dev_trace(struct ncclsimDevState *st, const char *name, uint64_t t0, int peer, size_t bytes,
+                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* ---- coop.c: faults ---- */
 /* Ends the kernel with err and the message, prefixed by the rank. */

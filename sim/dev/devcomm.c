@@ -386,6 +386,7 @@ SIM_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequ
     sim_free(d);
     return made;
   }
+  sim_dev_trace_enable(st);
   d->id = dc.id;
   d->st = st;
   dc.sim = st;

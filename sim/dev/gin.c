@@ -162,6 +162,21 @@ void sim_dev_gin_execute(struct ncclsimDevState *st, const ncclsimGinOp *op) {
     __atomic_fetch_add(&st->counters[(size_t)op->context * (size_t)st->nctr + op->counter], 1, __ATOMIC_RELEASE);
 }
 
+/* op on the timeline: issued (PROXY) or carried out (GDAKI, GPI) from t0. */
+static void trace_op(struct ncclsimDevState *st, const ncclsimGinOp *op, uint64_t t0) {
+  char sig[64] = "";
+  if (op->sigType == NCCLSIM_GIN_SIG_INDEXED)
+    snprintf(sig, sizeof sig, ", signal %u %s", op->signal, op->sigAdd ? "add" : "inc");
+  else if (op->sigType == NCCLSIM_GIN_SIG_VA)
+    snprintf(sig, sizeof sig, ", VA signal at offset %zu %s", op->sigOff, op->sigAdd ? "add" : "inc");
+  size_t bytes = op->kind == NCCLSIM_GIN_PUT || op->kind == NCCLSIM_GIN_GET ? op->bytes
+                 : op->kind == NCCLSIM_GIN_PUT_VALUE                        ? (size_t)op->valueBytes
+                                                                            : 0;
+  sim_dev_trace(st, sim_dev_gin_op_name(op->kind), t0, op->peer, bytes, "GIN context %d%s%s, %s", op->context, sig,
+                op->hasCounter ? ", counter" : "",
+                st->gin_type == NCCL_GIN_TYPE_PROXY ? "queued for the PROXY thread" : type_name(st->gin_type));
+}
+
 SIM_EXPORT void ncclsimDevGinIssue(const struct ncclDevComm *c, const ncclsimGinOp *op) {
   struct ncclsimDevState *st = gin_self(c, op->context, sim_dev_gin_op_name(op->kind));
   check(st, op);
@@ -171,14 +186,16 @@ SIM_EXPORT void ncclsimDevGinIssue(const struct ncclDevComm *c, const ncclsimGin
   atomic_store_explicit(&a->op_signal, op->signal, memory_order_relaxed);
   atomic_store_explicit(&a->op_at, __ncclsim_now_ns(), memory_order_relaxed);
   atomic_store_explicit(&a->op_kind, op->kind, memory_order_release);
+  uint64_t t0 = __atomic_load_n(&ncclsimDevTracing, __ATOMIC_RELAXED) ? sim_ticks() : 0;
   sim_dev_ctx *x = &st->ctx[op->context];
   if (st->gin_type == NCCL_GIN_TYPE_PROXY) {
     sim_dev_proxy_enqueue(st, op);
-    return;
+  } else {
+    atomic_fetch_add_explicit(&x->issued, 1, memory_order_relaxed);
+    sim_dev_gin_execute(st, op);
+    atomic_fetch_add_explicit(&x->done, 1, memory_order_release);
   }
-  atomic_fetch_add_explicit(&x->issued, 1, memory_order_relaxed);
-  sim_dev_gin_execute(st, op);
-  atomic_fetch_add_explicit(&x->done, 1, memory_order_release);
+  if (t0) trace_op(st, op, t0);
 }
 
 typedef struct {
@@ -199,10 +216,12 @@ SIM_EXPORT void ncclsimDevGinFlush(const struct ncclDevComm *c, int context, int
   /* Operations are carried out in order per context: waiting for all
    * issued so far covers those to `peer`. */
   flush_arg a = {&st->ctx[context], atomic_load_explicit(&st->ctx[context].issued, memory_order_acquire)};
+  uint64_t t0 = __atomic_load_n(&ncclsimDevTracing, __ATOMIC_RELAXED) ? sim_ticks() : 0;
   char what[96];
   snprintf(what, sizeof what, "GIN context %d's operations to be carried out (%s proxy, flush)", context,
            type_name(st->gin_type));
   sim_dev_poll(st, flushed, &a, what);
+  if (t0) sim_dev_trace(st, "ncclGin::flush", t0, peer, 0, "GIN context %d", context);
 }
 
 static uint64_t *word(const struct ncclDevComm *c, int context, uint32_t id, bool counter, bool shadow,

@@ -171,8 +171,25 @@ static void __attribute__((noreturn)) timed_out(struct ncclsimDevState *st, cons
   abort(); /* a host thread that called device code */
 }
 
+/* Whether w goes to the timeline as a span of its own: waits on signals
+ * and counters (barriers are their sessions' spans, LL slots too many). */
+static bool traced(const ncclsimDevWait *w) {
+  return w && w->comm && __atomic_load_n(&ncclsimDevTracing, __ATOMIC_RELAXED) &&
+         (w->kind == NCCLSIM_WAIT_SIGNAL || w->kind == NCCLSIM_WAIT_VA_SIGNAL || w->kind == NCCLSIM_WAIT_COUNTER);
+}
+
+static void trace_wait(const ncclsimDevWait *w, uint64_t t0, uint64_t least, uint64_t v, bool timed_out_early) {
+  struct ncclsimDevState *st = sim_dev_self(w->comm, "a device-API wait");
+  char what[192];
+  describe(w, what, sizeof what);
+  sim_dev_trace(st, w->kind == NCCLSIM_WAIT_COUNTER ? "ncclGin::waitCounter" : "ncclGin::waitSignal", t0, -1, 0,
+                "%s >= %llu, has %llu%s", what, (unsigned long long)least, (unsigned long long)v,
+                timed_out_early ? " (its timeout ran out)" : "");
+}
+
 SIM_EXPORT uint64_t ncclsimDevWaitFor(const void *addr, int bytes, uint64_t least, int bits, int acquire,
                            const ncclsimDevWait *w) {
+  uint64_t t_trace = traced(w) ? sim_ticks() : 0;
   uint64_t v = load(addr, bytes, acquire);
   /* A short spin first: a peer on another CPU answers within a few hundred
    * nanoseconds, faster than a round of the block's threads (the others
@@ -181,7 +198,10 @@ SIM_EXPORT uint64_t ncclsimDevWaitFor(const void *addr, int bytes, uint64_t leas
     sim_cpu_relax();
     v = load(addr, bytes, acquire);
   }
-  if (met(least, v, bits)) return v;
+  if (met(least, v, bits)) {
+    if (t_trace) trace_wait(w, t_trace, least, v, false);
+    return v;
+  }
   struct ncclsimDevState *st = w && w->comm ? sim_dev_self(w->comm, "a device-API wait") : NULL;
   char what[192];
   if (w) describe(w, what, sizeof what);
@@ -202,12 +222,18 @@ SIM_EXPORT uint64_t ncclsimDevWaitFor(const void *addr, int bytes, uint64_t leas
     }
   }
   if (st) activity_done(st);
+  if (t_trace) trace_wait(w, t_trace, least, v, false);
   return v;
 }
 
 SIM_EXPORT int ncclsimDevWaitCycles(const void *addr, int bytes, uint64_t least, int bits, int acquire, uint64_t timeoutCycles,
                          const ncclsimDevWait *w) {
-  if (met(least, load(addr, bytes, acquire), bits)) return 0;
+  uint64_t t_trace = traced(w) ? sim_ticks() : 0;
+  uint64_t v = load(addr, bytes, acquire);
+  if (met(least, v, bits)) {
+    if (t_trace) trace_wait(w, t_trace, least, v, false);
+    return 0;
+  }
   struct ncclsimDevState *st = w && w->comm ? sim_dev_self(w->comm, "a device-API wait") : NULL;
   char what[192];
   if (w) describe(w, what, sizeof what);
@@ -219,7 +245,7 @@ SIM_EXPORT int ncclsimDevWaitCycles(const void *addr, int bytes, uint64_t least,
   for (;;) {
     __ncclsim_yield(what);
     if (st && st->nhosts_elsewhere) sim_dev_net_progress(st);
-    uint64_t v = load(addr, bytes, acquire);
+    v = load(addr, bytes, acquire);
     if (met(least, v, bits)) break;
     if (cycles() - c0 >= timeoutCycles) {
       rc = 1;
@@ -233,6 +259,7 @@ SIM_EXPORT int ncclsimDevWaitCycles(const void *addr, int bytes, uint64_t least,
     }
   }
   if (st) activity_done(st);
+  if (t_trace) trace_wait(w, t_trace, least, v, rc != 0);
   return rc;
 }
 

@@ -87,6 +87,7 @@ NCCL_DEVICE_INLINE ncclResult_t ncclGinBarrierSession_internal<Coop>::syncIntern
   ncclResult_t ret = ncclSuccess;
   ncclDevComm const &comm = net.comm;
   coop.sync();
+  ncclsim::dev::TraceSpan span(coop.thread_rank() == 0, comm, NCCLSIM_EV_GIN_SYNC, index);
   int n = team.nRanks, me = team.rank;
   int nPeers = (fence & ncclGinFenceLevel::Put) ? n : n - 1; /* the Put fence includes this rank */
   int nCtx = fenceAllContexts ? int(comm.ginContextCount) : 1;

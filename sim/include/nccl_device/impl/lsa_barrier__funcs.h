@@ -54,6 +54,7 @@ NCCL_DEVICE_INLINE ncclLsaBarrierSession<Coop>::~ncclLsaBarrierSession() {
 template <typename Coop>
 NCCL_DEVICE_INLINE void ncclLsaBarrierSession<Coop>::arrive(Coop, cuda::memory_order order) {
   this->coop.sync();
+  ncclsim::dev::TraceSpan span(this->coop.thread_rank() == 0, this->comm, NCCLSIM_EV_LSA_ARRIVE, this->index);
   cuda::memory_order rel = nccl::utility::releaseOrderOf(order);
   int n = this->team.nRanks, me = this->team.rank;
   for (int i = this->coop.thread_rank(); i < n - 1; i += this->coop.size()) {
@@ -67,6 +68,7 @@ template <bool EnableTimeout>
 NCCL_DEVICE_INLINE ncclResult_t ncclLsaBarrierSession_internal<Coop>::waitInternal(Coop, cuda::memory_order order,
                                                                                    uint64_t timeoutCycles) {
   ncclResult_t ret = ncclSuccess;
+  ncclsim::dev::TraceSpan span(coop.thread_rank() == 0, comm, NCCLSIM_EV_LSA_WAIT, index);
   int acq = ncclsim::dev::isAcquire(nccl::utility::acquireOrderOf(order));
   int n = team.nRanks, me = team.rank;
   for (int i = coop.thread_rank(); i < n - 1; i += coop.size()) {

@@ -147,6 +147,20 @@ uint64_t *ncclsimDevGinVaSignal(const struct ncclDevComm *c, ncclWindow_t w, siz
 void ncclsimDevGinResetSignal(const struct ncclDevComm *c, int context, uint32_t signal);
 void ncclsimDevGinResetCounter(const struct ncclDevComm *c, int context, uint32_t counter);
 
+/* ---- timeline (NCCLSIM_TRACE) ---- */
+/* Nonzero once this process made a device communicator whose
+ * communicator is on NCCLSIM_TRACE's timeline: the headers then time
+ * their barrier sessions (GIN operations and waits on signals and
+ * counters are timed in libncclsim). */
+extern int ncclsimDevTracing;
+enum { NCCLSIM_EV_LSA_ARRIVE = 1, NCCLSIM_EV_LSA_WAIT, NCCLSIM_EV_GIN_SYNC };
+/* The timeline's clock (sim_ticks), for a span's start. */
+uint64_t ncclsimDevTraceNow(void);
+/* A span of c's calling rank, from t0 to now: NCCLSIM_EV_* `event` of
+ * barrier `index`, on the rank's track of kernels, with the kernel,
+ * block and thread. */
+void ncclsimDevTraceSpan(const struct ncclDevComm *c, int event, int index, uint64_t t0);
+
 /* ---- faults ---- */
 /* Ends the kernel with cudaErrorNotSupported: what ncclsim cannot do
  * (multimem), named. */
@@ -194,6 +208,21 @@ __device__ inline void *lsaFast(const ncclsimDevWinCache *c, int i, size_t offse
   if (c->lsaPtr && (unsigned)i < (unsigned)c->lsaSize && offset < c->lsaBytes[i]) return c->lsaPtr[i] + offset;
   return nullptr;
 }
+/* A barrier session's span on the timeline, by the thread that makes it
+ * (coop's thread 0): from its construction to its destruction. */
+struct TraceSpan {
+  const ncclDevComm *comm;
+  int event, index;
+  uint64_t t0;
+  __device__ TraceSpan(bool leader, const ncclDevComm &c, int ev, int idx)
+      : comm(&c), event(ev), index(idx),
+        t0(leader && __atomic_load_n(&ncclsimDevTracing, __ATOMIC_RELAXED) ? ncclsimDevTraceNow() : 0) {}
+  __device__ ~TraceSpan() {
+    if (t0) ncclsimDevTraceSpan(comm, event, index, t0);
+  }
+  TraceSpan(const TraceSpan &) = delete;
+  TraceSpan &operator=(const TraceSpan &) = delete;
+};
 /* A memory order's acquire half, as a flag for ncclsimDevWaitFor. */
 __device__ inline int isAcquire(cuda::memory_order o) {
   return o != cuda::memory_order_relaxed && o != cuda::memory_order_release;
