@@ -2,7 +2,7 @@
 ncclsiminclude_HEADERS += sim/include/nccl.h sim/include/cuda_runtime_api.h \
 	sim/include/cuda_runtime.h sim/include/ncclsim.h sim/include/nccl_device.h \
 	sim/include/ncclsim_fp.h sim/include/cuda_fp16.h sim/include/cuda_bf16.h sim/include/cuda_fp8.h \
-	sim/include/vector_types.h sim/include/vector_functions.h
+	sim/include/vector_types.h sim/include/vector_functions.h sim/include/cuda.h
 # <nccl_device/core.h>, under $(includedir)/ncclsim/nccl_device as in NCCL.
 ncclsimdeviceincludedir = $(ncclsimincludedir)/nccl_device
 ncclsimdeviceinclude_HEADERS = sim/include/nccl_device/core.h

@@ -154,5 +154,41 @@ __global__ void k(int *p) {
 EOF
 expect_error ld32 'ld32.cu:4:.*32-bit address'
 
+# --- what nccl-tests writes: printf in a device template instantiated
+# twice (one call, reached twice in clang's tree), loops whose bodies end
+# at one offset, and an implicit conversion a kernel makes (__half x = 0)
+cat >"$tmp/shapes.cu" <<'EOF'
+#include <cstdio>
+#include <cuda_fp16.h>
+template <typename T>
+__device__ void say(T v, int n) {
+  if (n > 1) std::printf("%d says %d\n", n, (int)v);
+}
+template <typename T>
+__global__ void k(int *out) {
+  T zero = 0;
+  int s = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) s += i * j;
+  out[threadIdx.x] = s + (int)(float)zero;
+  say<T>(zero, 2);
+}
+int main() {
+  int *d, h[2];
+  cudaMalloc(&d, sizeof h);
+  k<__half><<<1, 1>>>(d);
+  k<float><<<1, 1>>>(d + 1);
+  cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  std::printf("%d %d\n", h[0], h[1]);
+  return 0;
+}
+EOF
+if "$nvcc" -o "$tmp/shapes" "$tmp/shapes.cu" >"$tmp/shapes.log" 2>&1 && "$tmp/shapes" >"$tmp/shapes.out" 2>&1 &&
+   printf '2 says 0\n2 says 0\n9 9\n' | cmp -s - "$tmp/shapes.out"; then
+  ok "a device template's printf, nested loops, __half zero = 0"
+else
+  bad "shapes.cu:"; cat "$tmp/shapes.log" "$tmp/shapes.out" 2>/dev/null
+fi
+
 echo "$fails failed"
 test "$fails" = 0

@@ -1026,6 +1026,15 @@ int nvcc_parse(const char *src, const strv *args, const paths *p, rewrite *rw, b
       CXString s = clang_formatDiagnostic(d, clang_defaultDiagnosticDisplayOptions());
       fprintf(stderr, "%s\n", clang_getCString(s));
       clang_disposeString(s);
+      /* its notes: where a template was instantiated, what was declared */
+      CXDiagnosticSet notes = clang_getChildDiagnostics(d);
+      for (unsigned j = 0, m = clang_getNumDiagnosticsInSet(notes); j < m; j++) {
+        CXDiagnostic nd = clang_getDiagnosticInSet(notes, j);
+        CXString ns = clang_formatDiagnostic(nd, clang_defaultDiagnosticDisplayOptions());
+        fprintf(stderr, "%s\n", clang_getCString(ns));
+        clang_disposeString(ns);
+        clang_disposeDiagnostic(nd);
+      }
       errors++;
     }
     clang_disposeDiagnostic(d);

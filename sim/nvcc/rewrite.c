@@ -33,6 +33,14 @@ srcfile *rw_file(rewrite *rw, const char *real, const char *name) {
 }
 
 void rw_edit(srcfile *f, unsigned start, unsigned end, char *text) {
+  /* The same replacement again (a construct reached twice in the tree, as
+   * a template's call can be) is the same edit; inserts may repeat (the
+   * ends of two loops' bodies at one offset). */
+  for (size_t i = 0; i < f->nedits && start < end; i++)
+    if (f->edits[i].start == start && f->edits[i].end == end && !strcmp(f->edits[i].text, text)) {
+      free(text);
+      return;
+    }
   if (f->nedits == f->cap) {
     f->cap = f->cap ? 2 * f->cap : 16;
     f->edits = xrealloc(f->edits, f->cap * sizeof *f->edits);
