@@ -36,7 +36,7 @@ import sys
 # checked. "host" is what a host program includes (nccl.h brings
 # cuda_runtime.h, cuda_fp16.h and cuda_bf16.h, as NCCL's does).
 SETS = {
-    "host": ("#include <nccl.h>\n#include <cuda_runtime.h>\n#include <cuda_fp8.h>\n", "/sim/include/"),
+    "host": ("#include <nccl.h>\n#include <cuda_runtime.h>\n#include <cuda_fp8.h>\n#include <cuda.h>\n", "/sim/include/"),
     "device": ("#include <nccl_device.h>\n", "/sim/include/nccl_device/"),
 }
 HEADERS, SIM_INCLUDE = SETS["host"]

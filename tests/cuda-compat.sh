@@ -60,7 +60,7 @@ compare() {
   fi
   {
     printf '%b' "$3"
-    printf '#include <cuda_runtime.h>\n#include <cuda_fp8.h>\n#include <cstddef>\n'
+    printf '#include <cuda_runtime.h>\n#include <cuda_fp8.h>\n#include <cuda.h>\n#include <cstddef>\n'
     echo '#line 1 "checks"'
     cat "$d/all.inc"
   } >"$d/checks.cc"
@@ -90,7 +90,7 @@ compare() {
 }
 
 if test -f "$cuda/include/nccl.h"; then real_host='#include <nccl.h>\n'; else real_host=; fi
-compare host '#include <nccl.h>\n#include <cuda_runtime.h>\n#include <cuda_fp8.h>\n' "$real_host" || exit 1
+compare host '#include <nccl.h>\n#include <cuda_runtime.h>\n#include <cuda_fp8.h>\n#include <cuda.h>\n' "$real_host" || exit 1
 if test -f "$cuda/include/nccl_device.h"; then
   compare device '#include <nccl_device.h>\n' '#include <nccl.h>\n#include <nccl_device.h>\n' || exit 1
 else
