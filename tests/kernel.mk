@@ -12,7 +12,7 @@ TESTS += tests/nvcc-check.sh
 endif
 endif
 EXTRA_DIST += tests/kernel_launch.cu tests/kernel_sync.cu tests/kernel_builtins.cu tests/kernel_memory.cu \
-	tests/kernel_faults.cu tests/kernel_test.h tests/nvcc-check.sh
+	tests/kernel_faults.cu tests/kernel_test.h tests/nvcc-check.sh tests/nccl-tests.sh
 CLEANFILES += $(KERNEL_TESTS)
 # The build's sanitizers go to the host compiler the driver runs, so the
 # programs and libncclsim are instrumented alike.
