@@ -5,10 +5,13 @@
  *                at most 2x);
  *   syncthreads  one __syncthreads of a 512-thread block, per thread,
  *                against a bare switch of Boost.Context (the library the
- *                fibers switch with);
+ *                fibers switch with) between two fibers, and around a
+ *                ring of 512 fibers on stacks of their own (what the
+ *                memory system charges a switch to another stack);
  *   copy         a grid-stride copy kernel (16 blocks of 512 threads, 16-byte
  *                elements) against memcpy of the same bytes (target: at
- *                least 0.25x);
+ *                least 0.25x), and against the same copy in plain C in
+ *                the order ncclsim runs it (what that order costs);
  *   memory       a 16 x 512 kernel at 4 ranks (devices), every thread alive
  *                at once (a barrier loop): the resident memory it adds, per
  *                rank (target: at most 64 MiB).
@@ -101,13 +104,43 @@ static double bare_switch_ns(int n) {
   return (now_s() - t0) / (2.0 * n) * 1e9;
 }
 
+/* ns per switch around a ring of n fibers, each on a stack of its own
+ * (what a barrier of n threads costs the memory system: every switch
+ * lands on another stack). */
+static fcontext_t ring_ctx[1024];
+static int ring_cur, ring_n;
+static long ring_left;
+static fcontext_t ring_home;
+static void ring_fn(transfer_t t) {
+  for (;;) {
+    int from = (int)(intptr_t)t.data;
+    if (from >= 0) ring_ctx[from] = t.fctx;
+    else ring_home = t.fctx;
+    if (--ring_left <= 0) t = jump_fcontext(ring_home, (void *)(intptr_t)ring_cur);
+    int me = ring_cur;
+    ring_cur = (me + 1) % ring_n;
+    t = jump_fcontext(ring_ctx[ring_cur], (void *)(intptr_t)me);
+  }
+}
+static double ring_switch_ns(int n, long switches) {
+  const size_t stack = 64 * 1024;
+  std::vector<char> mem((size_t)n * stack);
+  for (int i = 0; i < n; i++) ring_ctx[i] = make_fcontext(&mem[(size_t)(i + 1) * stack], stack, ring_fn);
+  ring_n = n;
+  ring_cur = 0;
+  ring_left = switches;
+  double t0 = now_s();
+  jump_fcontext(ring_ctx[0], (void *)(intptr_t)-1);
+  return (now_s() - t0) / (double)switches * 1e9;
+}
+
 __global__ void barriers(int k) {
   for (int i = 0; i < k; i++) __syncthreads();
 }
 
 static void bench_syncthreads(int reps) {
   const int threads = 512, k = 200;
-  std::vector<double> b, f, r;
+  std::vector<double> b, f, g, r, q;
   for (int rep = 0; rep < reps; rep++) {
     double t0 = now_s();
     barriers<<<1, threads>>>(k);
@@ -118,18 +151,43 @@ static void bench_syncthreads(int reps) {
     double t2 = now_s();
     double per = ((t1 - t0) - (t2 - t1)) / ((double)k * threads) * 1e9;
     double sw = bare_switch_ns(100000);
+    double ring = ring_switch_ns(threads, (long)threads * k);
     b.push_back(per);
     f.push_back(sw);
+    g.push_back(ring);
     r.push_back(per / sw);
+    q.push_back(per / ring);
   }
-  stats sb = of(b), sf = of(f), sr = of(r);
+  stats sb = of(b), sf = of(f), sg = of(g), sr = of(r), sq = of(q);
   printf("bench=kernels test=syncthreads threads=%d barrier_ns_per_thread=%.2f fiber_switch_ns=%.2f "
-         "ratio_median=%.3f ratio_min=%.3f ratio_max=%.3f reps=%d\n",
-         threads, sb.median, sf.median, sr.median, sr.min, sr.max, reps);
+         "ratio_median=%.3f ratio_min=%.3f ratio_max=%.3f ring_switch_ns=%.2f ratio_to_ring_median=%.3f "
+         "ratio_to_ring_min=%.3f ratio_to_ring_max=%.3f reps=%d\n",
+         threads, sb.median, sf.median, sr.median, sr.min, sr.max, sg.median, sq.median, sq.min, sq.max, reps);
 }
 
 __global__ void gridcopy(const int4 *__restrict__ src, int4 *__restrict__ dst, size_t n) {
   for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)blockDim.x * gridDim.x) dst[i] = src[i];
+}
+
+/* The same copy in the order ncclsim runs it, in plain C: the blocks one
+ * after another; in a block, each thread in turn runs a tick (1024
+ * iterations) of its grid-stride loop, round after round. What this
+ * order costs the memory system bounds the kernel, fibers or not. */
+static void copy_in_order(const int4 *src, int4 *dst, size_t n, unsigned blocks, unsigned threads) {
+  size_t stride = (size_t)blocks * threads;
+  std::vector<size_t> pos(threads);
+  for (unsigned b = 0; b < blocks; b++) {
+    for (unsigned t = 0; t < threads; t++) pos[t] = (size_t)b * threads + t;
+    for (bool left = true; left;) {
+      left = false;
+      for (unsigned t = 0; t < threads; t++) {
+        size_t i = pos[t];
+        for (int k = 0; k < 1024 && i < n; k++, i += stride) dst[i] = src[i];
+        pos[t] = i;
+        left |= i < n;
+      }
+    }
+  }
 }
 
 static void bench_copy(int reps, size_t mib) {
@@ -139,7 +197,7 @@ static void bench_copy(int reps, size_t mib) {
   check(cudaMalloc(&dst, bytes), "malloc");
   memset(src, 1, bytes); /* ncclsim's device memory is the host's */
   memset(dst, 0, bytes);
-  std::vector<double> k, m, r;
+  std::vector<double> k, m, o, r, q;
   gridcopy<<<16, 512>>>(src, dst, n); /* warm */
   check(cudaDeviceSynchronize(), "copy");
   for (int rep = 0; rep < reps; rep++) {
@@ -149,14 +207,19 @@ static void bench_copy(int reps, size_t mib) {
     double t1 = now_s();
     memcpy(dst, src, bytes);
     double t2 = now_s();
+    copy_in_order(src, dst, n, 16, 512);
+    double t3 = now_s();
     k.push_back(bytes / (t1 - t0) / 1e9);
     m.push_back(bytes / (t2 - t1) / 1e9);
+    o.push_back(bytes / (t3 - t2) / 1e9);
     r.push_back((t2 - t1) / (t1 - t0));
+    q.push_back((t3 - t2) / (t1 - t0));
   }
-  stats sk = of(k), sm = of(m), sr = of(r);
+  stats sk = of(k), sm = of(m), so = of(o), sr = of(r), sq = of(q);
   printf("bench=kernels test=copy blocks=16 threads=512 mib=%zu kernel_gbs=%.2f memcpy_gbs=%.2f ratio_median=%.3f "
-         "ratio_min=%.3f ratio_max=%.3f target_min=0.25 reps=%d\n",
-         mib, sk.median, sm.median, sr.median, sr.min, sr.max, reps);
+         "ratio_min=%.3f ratio_max=%.3f target_min=0.25 order_gbs=%.2f ratio_to_order_median=%.3f "
+         "ratio_to_order_min=%.3f ratio_to_order_max=%.3f reps=%d\n",
+         mib, sk.median, sm.median, sr.median, sr.min, sr.max, so.median, sq.median, sq.min, sq.max, reps);
   cudaFree(src);
   cudaFree(dst);
 }
