@@ -43,17 +43,25 @@ _Thread_local kgrid *sim_k_grid;
 
 static inline kthread *current(void) { return (kthread *)__ncclsim_self; }
 
+/* Through the worker's own addresses of its thread-locals (kgrid's, taken
+ * once a run): a switch then calls no TLS resolver. */
 static void set_coords(kgrid *g, kthread *t) {
   g->running = t;
   if (t) {
-    threadIdx = t->tid;
-    blockIdx = t->pub.block->bid;
-    __ncclsim_self = &t->pub;
+    *g->tls_tid = t->tid;
+    *g->tls_bid = t->pub.block->bid;
+    *g->tls_self = &t->pub;
   } else {
-    threadIdx = (uint3){0, 0, 0};
-    blockIdx = (uint3){0, 0, 0};
-    __ncclsim_self = NULL;
+    *g->tls_tid = (uint3){0, 0, 0};
+    *g->tls_bid = (uint3){0, 0, 0};
+    *g->tls_self = NULL;
   }
+}
+
+void sim_k_tls_bind(kgrid *g) {
+  g->tls_tid = &threadIdx;
+  g->tls_bid = &blockIdx;
+  g->tls_self = &__ncclsim_self;
 }
 
 void sim_k_where(kgrid *g, const kthread *t, char *buf, size_t len) {
@@ -409,8 +417,8 @@ SIM_EXPORT int __ncclsim_syncthreads(int op, int pred) {
   kthread *t = current();
   int p = pred != 0;
   if (!t) return op == 1 ? p : p; /* a host thread is a block of one */
-  kgrid *g = sim_k_grid;
   kblock *b = t->pub.block;
+  kgrid *g = b->grid;
   HB_RELEASE(&b->bar_gen);
   if (b->bar_arrived == 0) b->bar_acc = op == 2 ? 1 : 0;
   if (op == 1) b->bar_acc += p;

@@ -51,8 +51,6 @@ typedef struct fiber_thread {
   sim_fiber home;   /* the worker's own stack */
   sim_fiber *pool;  /* stacks to reuse */
   unsigned npool;
-  sim_fiber *reap;  /* a fiber that ended, to pool once its stack is left */
-  sim_fiber *starting; /* the fiber a jump enters for the first time */
   void *altstack;   /* for SIGSEGV on a fiber stack's guard page */
   size_t altsize;
 } fiber_thread;
@@ -89,7 +87,6 @@ static void thread_gone(void *arg) {
     t->pool = f->next;
     fiber_unmap(f);
   }
-  if (t->reap) fiber_unmap(t->reap);
   if (t->altstack) {
     stack_t ss = {.ss_flags = SS_DISABLE};
     sigaltstack(&ss, NULL);
@@ -188,28 +185,25 @@ void sim_fiber_free(sim_fiber *f) {
 
 /* After every resume: pool the fiber that ended to get here (its stack is
  * no longer under anyone). */
-static void reap(void) {
-  fiber_thread *t = self_thread;
-  if (t->reap) {
-    sim_fiber *f = t->reap;
-    t->reap = NULL;
-    sim_fiber_free(f);
-  }
-}
-
+/* What the jump handed over: the fiber left, which resumes at from.fctx
+ * next, or, if it ended, goes back to the pool now that its stack is left.
+ * Nothing here reads a thread-local: a switch costs no TLS lookup. */
 static void resumed(transfer_t from, void *fake_stack) {
-  ((sim_fiber *)from.data)->ctx = from.fctx;
+  sim_fiber *left = from.data;
+  left->ctx = from.fctx;
 #if FIBER_ASAN
   __sanitizer_finish_switch_fiber(fake_stack, NULL, NULL);
 #else
   (void)fake_stack;
 #endif
-  reap();
+  if (left->leaving) {
+    left->leaving = false;
+    sim_fiber_free(left);
+  }
 }
 
 static void fiber_entry(transfer_t from) {
-  sim_fiber *self = self_thread->starting;
-  self_thread->starting = NULL;
+  sim_fiber *self = ((sim_fiber *)from.data)->target;
   resumed(from, NULL);
   self->fn(self->arg);
   /* fn never returns: a thread ends with sim_fiber_leave. */
@@ -238,10 +232,8 @@ static void jump(sim_fiber *from, sim_fiber *to, bool sync, bool ending) {
   (void)sync;
 #endif
   (void)ending;
-  if (to->fresh) {
-    to->fresh = false;
-    self_thread->starting = to;
-  }
+  to->fresh = false;
+  from->target = to;
   transfer_t back = jump_fcontext(to->ctx, from);
   resumed(back, fake);
 }
@@ -252,7 +244,7 @@ void sim_fiber_switch(sim_fiber *from, sim_fiber *to, bool sync) {
 }
 
 void sim_fiber_leave(sim_fiber *from, sim_fiber *to, bool sync) {
-  self_thread->reap = from;
+  from->leaving = true;
   jump(from, to, sync, true);
   abort(); /* nothing resumes a fiber that left */
 }

@@ -28,6 +28,8 @@ typedef struct sim_fiber {
   void (*fn)(void *);
   void *arg;
   bool fresh;         /* prepared, not yet entered */
+  bool leaving;       /* ended: pooled by whatever resumes after it */
+  struct sim_fiber *target; /* the fiber it last jumped to (one entered first learns itself) */
 } sim_fiber;
 
 /* The calling worker's own context, made with the worker's fiber state
@@ -124,6 +126,8 @@ typedef struct kgrid {
   uint64_t quiet_since;
   sim_fiber *home;
   kthread *running;
+  uint3 *tls_tid, *tls_bid; /* the worker's threadIdx and blockIdx (sim_k_tls_bind) */
+  __ncclsim_kthread **tls_self;
   const char *pretty; /* the kernel's signature, from its prologue */
   cudaError_t err;    /* a fault; the worker reports it */
   char why[1024];
@@ -143,6 +147,8 @@ void sim_k_block_fini(kblock *b);
 /* Switches from the home context into the ring until every resident
  * thread ended, or the grid was aborted (g->err). */
 void sim_k_ring_run(kgrid *g);
+/* Takes the calling worker's addresses of the thread-locals a switch sets. */
+void sim_k_tls_bind(kgrid *g);
 /* Ends the running grid with err: records the message (first fault wins)
  * and switches home; never returns to the caller. From a fiber only. */
 void sim_k_abort(kgrid *g, cudaError_t err, const char *fmt, ...) SIM_PRINTF(3, 4) __attribute__((noreturn));
