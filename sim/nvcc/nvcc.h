@@ -93,6 +93,7 @@ void nvcc_paths(paths *p);
 typedef struct edit {
   unsigned start, end;
   char *text;
+  unsigned seq; /* the order it was made in */
 } edit;
 typedef struct srcfile {
   char *real;    /* its real path: the key */

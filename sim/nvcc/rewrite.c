@@ -45,7 +45,8 @@ void rw_edit(srcfile *f, unsigned start, unsigned end, char *text) {
     f->cap = f->cap ? 2 * f->cap : 16;
     f->edits = xrealloc(f->edits, f->cap * sizeof *f->edits);
   }
-  f->edits[f->nedits++] = (edit){start, end, text};
+  f->edits[f->nedits] = (edit){start, end, text, (unsigned)f->nedits};
+  f->nedits++;
 }
 
 void rw_error(rewrite *rw, const char *file, unsigned line, unsigned col, const char *fmt, ...) {
@@ -63,12 +64,12 @@ static int by_start(const void *a, const void *b) {
   const edit *x = a, *y = b;
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
   if (x->end != y->end) return x->end < y->end ? -1 : 1; /* an insert before a replacement */
-  return x < y ? -1 : x > y;
+  return x->seq < y->seq ? -1 : x->seq > y->seq; /* qsort is not stable: the order they were made in */
 }
 
 /* The file's text with its edits; NULL (after a message) on a conflict. */
 static char *apply(srcfile *f, const char *text, size_t len, size_t *out_len) {
-  qsort(f->edits, f->nedits, sizeof *f->edits, by_start);
+  if (f->nedits > 1) qsort(f->edits, f->nedits, sizeof *f->edits, by_start);
   sbuf b = {0};
   char *esc = xstrdup(f->name);
   sb_printf(&b, "#line 1 \"%s\"\n", esc);
