@@ -262,30 +262,42 @@ static char *object_name(const char *src) {
   return o;
 }
 
+/* What a run holds, let go at exit, a fatal error's (die) included: the
+ * temporary directory goes, and nothing is left for a leak checker. */
+static job j;
+static paths p;
+static char *tmp;
+static strv objs;
+
+static void at_exit(void) {
+  if (tmp && !j.keep) remove_tree(tmp);
+  free(tmp);
+  tmp = NULL;
+  strv_free(&objs);
+  nvcc_paths_free(&p);
+  nvcc_job_free(&j);
+}
+
 int main(int argc, char **argv) {
-  job j;
+  atexit(at_exit);
   if (nvcc_options(argc, argv, &j)) return 1;
-  if (j.help) {
-    usage();
-    return 0;
-  }
-  if (j.version) {
-    version();
+  if (j.help || j.version) {
+    if (j.help) usage();
+    else version();
     return 0;
   }
   if (!j.ninputs) die("No input files specified; use option --help for more information");
-  paths p;
   nvcc_paths(&p);
   size_t nsrc = 0;
   for (size_t i = 0; i < j.ninputs; i++) nsrc += j.inputs[i].lang != LANG_OBJ;
   if ((j.mode == MODE_COMPILE || j.mode == MODE_PREPROCESS) && j.out && nsrc > 1)
     die("A single input file is required for a non-link phase when an outputfile is specified");
   const char *tmpdir = getenv("TMPDIR");
-  char *tmp = xasprintf("%s/ncclsim-nvcc.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-  if (!mkdtemp(tmp)) die("cannot make a temporary directory %s: %s", tmp, strerror(errno));
+  char *dir = xasprintf("%s/ncclsim-nvcc.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  if (!mkdtemp(dir)) die("cannot make a temporary directory %s: %s", dir, strerror(errno));
+  tmp = dir;
   if (j.keep) fprintf(stderr, "%s: keeping %s\n", prog, tmp);
   int rc = 0;
-  strv objs = {0};
   for (size_t i = 0; i < j.ninputs && rc == 0; i++) {
     const input *in = &j.inputs[i];
     if (in->lang == LANG_OBJ) {
@@ -341,8 +353,5 @@ int main(int argc, char **argv) {
     rc = j.dryrun ? 0 : run_cmd(&ld, j.verbose) ? 1 : 0;
     strv_free(&ld);
   }
-  strv_free(&objs);
-  if (!j.keep) remove_tree(tmp);
-  free(tmp);
   return rc;
 }

@@ -69,6 +69,7 @@ typedef struct job {
   strv host;   /* -Xcompiler and what maps to it (-O, -g, -std, -shared, -fPIC): every host compile and link */
   strv ld;     /* -L, -l, -Xlinker: the link */
   strv deps;   /* -M, -MM, -MD, -MMD, -MF, -MT, -MQ, -MP */
+  strv args;   /* the command line, environment flags included: the fields point into it */
   const char *out;
   const char *ccbin;
   const char *std; /* "c++17" */
@@ -78,6 +79,7 @@ typedef struct job {
 /* Reads nvcc's options (and NVCC_PREPEND_FLAGS/NVCC_APPEND_FLAGS); 0, or
  * 2 after printing the error. */
 int nvcc_options(int argc, char **argv, job *j);
+void nvcc_job_free(job *j);
 
 /* ---- paths.c ---- */
 typedef struct paths {
@@ -87,6 +89,7 @@ typedef struct paths {
   char *cxx;      /* the host compiler when no -ccbin */
 } paths;
 void nvcc_paths(paths *p);
+void nvcc_paths_free(paths *p);
 
 /* ---- parse.c and rewrite.c ---- */
 /* An edit of a source: bytes [start, end) become text. */

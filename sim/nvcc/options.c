@@ -212,14 +212,15 @@ static void split_env(const char *name, strv *out) {
 }
 
 int nvcc_options(int argc, char **argv, job *j) {
+  memset(j, 0, sizeof *j);
   strv args = {0};
   split_env("NVCC_PREPEND_FLAGS", &args);
   for (int i = 1; i < argc; i++) strv_push(&args, argv[i]);
   split_env("NVCC_APPEND_FLAGS", &args);
+  j->args = args; /* the job points into its strings */
   lang_t force = LANG_NONE;
   bool fwd_cc = false;
   size_t cap = 0;
-  memset(j, 0, sizeof *j);
   for (size_t i = 0; i < args.n; i++) {
     const char *a = args.v[i];
     if (a[0] != '-' || !a[1]) {
@@ -282,6 +283,16 @@ int nvcc_options(int argc, char **argv, job *j) {
     int rc = apply(j, hit, value, &force, &fwd_cc);
     if (rc) return rc;
   }
-  /* args' strings stay: the job points into them */
   return 0;
+}
+
+void nvcc_job_free(job *j) {
+  for (size_t i = 0; i < j->ninputs; i++) free(j->inputs[i].path);
+  free(j->inputs);
+  strv_free(&j->cpp);
+  strv_free(&j->host);
+  strv_free(&j->ld);
+  strv_free(&j->deps);
+  strv_free(&j->args);
+  memset(j, 0, sizeof *j);
 }

@@ -61,3 +61,11 @@ void nvcc_paths(paths *p) {
   p->include = xstrdup(NVCC_BUILD_INCLUDE);
   p->libdir = xstrdup(NVCC_BUILD_LIBDIR);
 }
+
+void nvcc_paths_free(paths *p) {
+  free(p->include);
+  free(p->libdir);
+  free(p->resource);
+  free(p->cxx);
+  memset(p, 0, sizeof *p);
+}
