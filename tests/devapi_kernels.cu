@@ -4,7 +4,8 @@
  * own barriers (ncclLsaBarrierCreateRequirement,
  * ncclGinBarrierCreateRequirement), the reduce-copy helpers, the C form of
  * GIN (ncclGin_C), shadows, flushAsync and wait, get, the waits with a
- * timeout, and the host helpers. Ranks are threads of this process, driven
+ * timeout, the host helpers, and named barriers over shared memory an
+ * earlier kernel left. Ranks are threads of this process, driven
  * by one thread. Built by ncclsim-nvcc (tests/devapi.mk). */
 #include "devapi_test.h"
 
@@ -89,6 +90,36 @@ static void test_coop(void **state) {
   int out[64];
   assert_int_equal(cudaMemcpyFromSymbol(out, coopOut, sizeof out), cudaSuccess);
   for (int t = 0; t < 32; t++) assert_int_equal(out[t], (t / 8 * 8 + 1) * 10);
+}
+
+/* A block's shared memory is not zeroed, and the worker keeps it from one
+ * launch to the next: a named barrier (ncclCoopWarpSpan::sync) must start
+ * afresh over what an earlier kernel left there (a regression: it counted
+ * arrivals from that junk, and waited forever). */
+__global__ void scribble(int *sink) {
+  __shared__ unsigned junk[1024];
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) junk[i] = 0xbebebebeu + i % 3;
+  __syncthreads();
+  if (threadIdx.x == 0) *sink = (int)junk[threadIdx.x + 7];
+}
+__global__ void spanAfterJunk(int *out) {
+  ncclCoopWarpSpan span{0, 2, 0};
+  span.sync();
+  span.sync();
+  if (threadIdx.x == 0) *out = 1;
+}
+
+static void test_named_barrier_over_junk(void **state) {
+  (void)state;
+  int *out;
+  assert_int_equal(cudaSetDevice(0), cudaSuccess);
+  assert_int_equal(cudaMallocHost(&out, 2 * sizeof(int)), cudaSuccess);
+  out[1] = 0;
+  scribble<<<1, 64>>>(&out[0]);
+  spanAfterJunk<<<1, 64>>>(&out[1]);
+  assert_string_equal(cudaGetErrorName(cudaDeviceSynchronize()), "cudaSuccess");
+  assert_int_equal(out[1], 1);
+  cudaFreeHost(out);
 }
 
 /* Symmetric pointers and resource buffers: a barrier of a library's own
@@ -353,7 +384,7 @@ int main(void) {
       cmocka_unit_test(test_coop),            cmocka_unit_test(test_resource_barrier),
       cmocka_unit_test(test_reduce_copy),     cmocka_unit_test(test_gin_c_proxy),
       cmocka_unit_test(test_gin_c_gpi),       cmocka_unit_test(test_timed_wait),
-      cmocka_unit_test(test_find_window),
+      cmocka_unit_test(test_find_window),     cmocka_unit_test(test_named_barrier_over_junk),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
