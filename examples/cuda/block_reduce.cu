@@ -52,5 +52,8 @@ int main() {
   reduce_dynamic<<<1, 512, 512 * sizeof(long long)>>>(lin, lout, n);
   cudaMemcpy(&sum, lout, sizeof sum, cudaMemcpyDeviceToHost);
   printf("reduce_dynamic: sum of squares %lld (%s)\n", sum, cudaGetErrorString(cudaGetLastError()));
+  delete[] hi;
+  delete[] hp;
+  delete[] hl;
   return 0;
 }

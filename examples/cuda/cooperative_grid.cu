@@ -30,5 +30,6 @@ int main() {
   cudaError_t e = cudaLaunchCooperativeKernel((void *)two_phase, dim3(blocks), dim3(128), args, 0, 0);
   cudaMemcpy(h, data, n * sizeof(int), cudaMemcpyDeviceToHost);
   printf("cooperative_grid: %s, %d blocks, data[0] %d data[6] %d\n", cudaGetErrorString(e), blocks, h[0], h[6]);
+  delete[] h;
   return 0;
 }

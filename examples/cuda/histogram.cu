@@ -37,5 +37,6 @@ int main() {
   int wrong = 0;
   for (int b = 0; b < 16; b++) wrong += hb[b] != want[b];
   printf("histogram: bin0 %u bin15 %u, %d bins wrong, total %.1f\n", hb[0], hb[15], wrong, ht);
+  delete[] h;
   return wrong != 0;
 }

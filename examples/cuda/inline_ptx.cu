@@ -46,5 +46,6 @@ int main() {
   cudaMemcpy(&hseen, seen, 4, cudaMemcpyDeviceToHost);
   printf("inline_ptx: %llu multiples of 3, %d threads saw the handoff, %s\n", hbad, hseen,
          cudaGetErrorString(cudaGetLastError()));
+  delete[] h;
   return 0;
 }

@@ -56,6 +56,6 @@ int main() {
     for (int i = 0; i < n; i++) wrong += h[i] != 0.5 + 0.5 * i;
     printf("nccl4c_kernels: rank %d: x[100] = %.2f, %d wrong\n", r, h[100], wrong);
   }
-  for (int r = 0; r < 2; r++) TRY(n4c_comm_destroy(comms[r]));
+  for (int r = 0; r < 2; r++) TRY(n4c_comm_free(comms[r])); /* destroys it, and lets go of the handle */
   return 0;
 }
