@@ -15,6 +15,11 @@
 #                     "proxy gdaki gpi")
 #     --mpi           ranks as MPI processes (MPI=1 builds, mpirun -np N),
 #                     not threads (NTHREADS=N)
+#     --sim-hosts=H   (with --mpi) the N processes as H simulated hosts of
+#                     N/H each (NCCLSIM_HOST_ID, from Open MPI's rank): GIN
+#                     crosses hosts over UCX; the LSA-only examples (06/01,
+#                     07/01), which want one LSA team, are skipped, as on
+#                     several nodes
 #     --nccl-tests=DIR  also compile nccl-tests' kernels that use the device
 #                     API (src/all_reduce.cu, src/alltoall.cu) against ncclsim
 #     --out=DIR       where the copies are built (default: a temporary directory)
@@ -27,7 +32,7 @@
 # NVLink SHARP. Prints one line per run and a summary; exit status 0 when
 # every run passed, 1 otherwise, 2 on a usage error.
 set -u
-nvcc=ncclsim-nvcc lib= inc= ranks="2 4" gins="proxy gdaki gpi" mpi=no tests= out=
+nvcc=ncclsim-nvcc lib= inc= ranks="2 4" gins="proxy gdaki gpi" mpi=no hosts= tests= out=
 while [ $# -gt 0 ]; do
   case $1 in
     --nvcc=*) nvcc=${1#*=} ;;
@@ -36,16 +41,24 @@ while [ $# -gt 0 ]; do
     --ranks=*) ranks=${1#*=} ;;
     --gin=*) gins=${1#*=} ;;
     --mpi) mpi=yes ;;
+    --sim-hosts=*) hosts=${1#*=} ;;
     --nccl-tests=*) tests=${1#*=} ;;
     --out=*) out=${1#*=} ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     -*) echo "run-nccl-examples.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
   shift
 done
-[ $# -eq 1 ] || { sed -n '7,21p' "$0" >&2; exit 2; }
+[ $# -eq 1 ] || { sed -n '7,25p' "$0" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
+if [ -n "$hosts" ]; then
+  [ "$mpi" = yes ] || { echo "run-nccl-examples.sh: --sim-hosts needs --mpi" >&2; exit 2; }
+  for n in $ranks; do
+    [ "$hosts" -gt 0 ] 2>/dev/null && [ $((n % hosts)) -eq 0 ] ||
+      { echo "run-nccl-examples.sh: $n ranks do not split into $hosts simulated hosts" >&2; exit 2; }
+  done
+fi
 [ -d "$src/docs/examples/06_device_api" ] || { echo "run-nccl-examples.sh: $src has no docs/examples/06_device_api" >&2; exit 2; }
 nvcc_path=$(command -v "${nvcc%% *}") || { echo "run-nccl-examples.sh: no $nvcc" >&2; exit 2; }
 if [ -z "$lib" ]; then
@@ -94,14 +107,19 @@ run() {
   dir=$1 n=$2 gin=$3 want=$4
   prog=$(sed -n 's/^TARGET *= *//p' "$ex/$dir/c/Makefile")
   log="$ex/$dir/run-$n-${gin:-none}.log"
-  if [ "$mpi" = yes ]; then
+  if [ -n "$hosts" ]; then
+    # each process names its host from its MPI rank: N/H consecutive ranks a host
+    NCCLSIM_GIN_TYPE=${gin:-none} mpirun --oversubscribe -np "$n" -x NCCLSIM_GIN_TYPE -x NCCLSIM_TIMEOUT \
+      sh -c 'NCCLSIM_HOST_ID=h$((OMPI_COMM_WORLD_RANK / $1)) exec "$0"' "$ex/$dir/c/$prog" $((n / hosts)) \
+      >"$log" 2>&1
+  elif [ "$mpi" = yes ]; then
     NCCLSIM_GIN_TYPE=${gin:-none} mpirun --oversubscribe -np "$n" -x NCCLSIM_GIN_TYPE -x NCCLSIM_TIMEOUT \
       "$ex/$dir/c/$prog" >"$log" 2>&1
   else
     NTHREADS=$n NCCLSIM_GIN_TYPE=${gin:-none} "$ex/$dir/c/$prog" >"$log" 2>&1
   fi
   rc=$?
-  what="$dir, $n ranks${gin:+, GIN $gin}"
+  what="$dir, $n ranks${hosts:+ on $hosts simulated hosts}${gin:+, GIN $gin}"
   if [ $rc -ne 0 ]; then
     report FAIL "$what" "exit status $rc; $log"
   elif ! grep -q "$want" "$log"; then
@@ -123,6 +141,13 @@ for dir in 06_device_api/01_allreduce_lsa 06_device_api/02_alltoall_gin 06_devic
   fi
   report PASS "$dir: build"
   for n in $ranks; do
+    if [ -n "$hosts" ]; then
+      case $dir in
+        06_device_api/01_* | 07_kernel_fusion/01_*)
+          echo "SKIP: $dir, $n ranks on $hosts simulated hosts (wants one LSA team)"
+          continue ;;
+      esac
+    fi
     case $dir in
       06_device_api/01_*) run "$dir" "$n" "" PASSED ;;
       06_device_api/*) for g in $gins; do run "$dir" "$n" "$g" PASSED; done ;;
