@@ -135,7 +135,9 @@ DEVK_LIBS =
 else
 DEVK_NVCC = $(N4C_NVCC) -Xcompiler -fPIC $(BACKEND_CPPFLAGS)
 DEVK_DEPS =
-DEVK_LIBS = $(BACKEND_LIBS)
+# nvcc takes the host linker's options as -Xlinker, not -Wl,
+devk_comma := ,
+DEVK_LIBS = $(patsubst -Wl$(devk_comma)%,-Xlinker %,$(BACKEND_LIBS))
 endif
 devkdir = $(pkglibdir)
 devk_DATA = conformance/n4c-devk.so
