@@ -291,12 +291,31 @@ typedef struct sim_net_xchg {
  * deadline (the caller's to report); or comm failed, naming x->what, with
  * UCX's reason or ncclInternalError for a message of another length. */
 ncclResult_t sim_net_exchange(ncclComm_t comm, const sim_net_xchg *x, struct sim_due *due);
+/* The same in steps, for a caller that must not block (a management call
+ * inside a group or on a non-blocking communicator): start posts every
+ * receive and send and never waits (x's out buffers and mine must stay
+ * until end); test looks once, progressing UCX: ncclInProgress while parts
+ * are still to come or go (*moved, may be NULL: whether anything moved),
+ * else as sim_net_exchange ends; with look it also checks for peers gone,
+ * comm's cancel and the deadline, which cost more; wait tests until the
+ * end, sleeping on UCX's events while nothing moves; end cancels what has
+ * not ended and frees the run. */
+typedef struct sim_net_xrun sim_net_xrun;
+ncclResult_t sim_net_exchange_start(ncclComm_t comm, const sim_net_xchg *x, sim_net_xrun **out);
+ncclResult_t sim_net_exchange_test(ncclComm_t comm, sim_net_xrun *r, bool look, struct sim_due *due, bool *moved);
+ncclResult_t sim_net_exchange_wait(ncclComm_t comm, sim_net_xrun *r, struct sim_due *due);
+void sim_net_exchange_end(sim_net_xrun *r);
 /* sim_net_exchange of `bytes` from each of peers (NULL: every rank of
  * comm, n of them; this rank at index me): all[i * bytes ..] gets peers[i]'s
  * (this rank's copied from mine). */
 ncclResult_t sim_net_allgather(ncclComm_t comm, int space, uint64_t seq, const int *peers, int n, int me,
                                const void *mine, size_t bytes, void *all, bool mgmt, struct sim_due *due,
                                const char *what);
+/* Its start: then sim_net_exchange_test, _wait and _end (mine and all must
+ * stay until end). */
+ncclResult_t sim_net_allgather_start(ncclComm_t comm, int space, uint64_t seq, const int *peers, int n, int me,
+                                     const void *mine, size_t bytes, void *all, bool mgmt, const char *what,
+                                     sim_net_xrun **out);
 /* sim_net_exchange among the hosts' leaders, each speaking for its host:
  * `mine` holds per_rank bytes for each rank of this host, in rank order;
  * `all` gets every host's, host after host, each in rank order (this
