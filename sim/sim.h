@@ -503,6 +503,11 @@ struct ncclComm {
   struct sim_net_boot *boot;
   struct sim_net_map *net_pending;
   uint64_t boot_key, boot_deadline;
+  struct sim_init_pre *init_pre; /* its unique id is still to come (comm/init.c, sim_init_later) */
+  /* A non-blocking init at its bootstrap: on the list that any poll
+   * advances (comm/init.c), under that list's lock. */
+  struct ncclComm *pend_next;
+  bool pend_listed, pend_busy;
   /* Its signal counters, one per source rank, made before the bootstrap
    * so that their remote key travels with it (the clique takes the row),
    * and UCX's mapping of them in this process (rma/rma_net.c). */
@@ -534,7 +539,11 @@ struct ncclComm {
   _Atomic int mem_suspended; /* ncclStatGpuMemSuspended: its suspendable state is freed */
   uint64_t mgmt_count;       /* its ncclCommSuspend(MEM)/Resume calls, which meet as rounds */
   sim_rv *mgmt_rv;           /* a non-blocking suspend or resume in progress (comm/suspend.c), under lock */
+  struct sim_mgmt_net *mgmt_net; /* the same across hosts: its exchange (comm/suspend.c), under lock */
   bool mgmt_resume;
+  /* Its grows across hosts whose exchange is still in flight for a child
+   * still initializing (comm/child_net.c): they end with the parent. */
+  struct sim_child_net *net_children;
   int pid;                 /* the process the rank lives in */
   _Atomic uint64_t driver; /* sim_thread_self() of its last NCCL call (0: none yet) */
   _Atomic int driver_tid;

@@ -16,9 +16,9 @@
  *            device communicators (devcomms); splits (splits): by rank
  *            parity with keys in reverse, then one where rank 0 gives
  *            NOCOLOR, then a shrink without the last rank, each new
- *            communicator checked by an allreduce; a split inside a group
- *            or into a non-blocking communicator, and a suspend inside a
- *            group, are refused (not yet across hosts); destroy.
+ *            communicator checked by an allreduce (tests/hosts_mgmt.c
+ *            makes them inside groups and on non-blocking communicators);
+ *            destroy.
  *   sendexit rank 1 (h1) sends rank 0 (h0) two 8-byte messages and one of
  *            6 MiB, destroys its communicator and exits at once; rank 0
  *            receives the last two a second later, every byte checked.
@@ -529,33 +529,7 @@ static int splits(ncclComm_t *comms, int first, int count, int nranks) {
     pthread_join(t[i], NULL);
     bad |= a[i].bad;
   }
-  if (bad) return 1;
-  /* Not yet across hosts: a split inside a group, refused at once. */
-  ncclComm_t sub;
-  ncclGroupStart();
-  ncclResult_t r = ncclCommSplit(comms[0], 0, first, &sub, NULL);
-  ncclGroupEnd();
-  if (r != ncclInvalidUsage) return fail("a split inside a group across hosts was not refused", r);
-  if (!strstr(ncclGetLastError(NULL), "inside a group across hosts"))
-    return fail("the refusal of a split in a group does not say so", r);
-  /* Nor into a non-blocking communicator. */
-  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-  cfg.blocking = 0;
-  r = ncclCommSplit(comms[0], 0, first, &sub, &cfg);
-  if (r != ncclInvalidUsage) return fail("a split into a non-blocking communicator across hosts was not refused", r);
-  if (!strstr(ncclGetLastError(NULL), "into a non-blocking communicator across hosts"))
-    return fail("the refusal of a non-blocking split does not say so", r);
-  /* Nor a suspend inside a group; the communicator stays usable. */
-  ncclGroupStart();
-  r = ncclCommSuspend(comms[0], NCCL_SUSPEND_MEM);
-  ncclGroupEnd();
-  if (r != ncclInvalidUsage) return fail("a suspend inside a group across hosts was not refused", r);
-  if (!strstr(ncclGetLastError(NULL), "ncclCommSuspend inside a group across hosts"))
-    return fail("the refusal of a suspend in a group does not say so", r);
-  uint64_t suspended = 1;
-  if ((r = ncclCommMemStats(comms[0], ncclStatGpuMemSuspended, &suspended)) != ncclSuccess || suspended != 0)
-    return fail("after a refused suspend the communicator reads suspended", r);
-  return 0;
+  return bad;
 }
 
 /* sendexit: rank 1 (on h1) sends rank 0 two messages of 8 bytes and one of

@@ -14,9 +14,7 @@
 #            pointers; device communicators with and without GIN (rank,
 #            LSA team, teams, GIN type); splits by parity across hosts and
 #            with a NOCOLOR rank, and a shrink without the last rank (which
-#            does not call it), each checked by an allreduce; a split
-#            inside a group or into a non-blocking communicator, and a
-#            suspend inside a group, are refused
+#            does not call it), each checked by an allreduce
 #   badkey   the id's key changed in rank 1's process: the root refuses it,
 #            and rank 0 times out
 #   missing  3 ranks, 2 started: init ends with ncclTimeout, naming rank 2
@@ -33,6 +31,16 @@
 #            at once; h0 receives the last two a second later
 #   gin      h1's communicators have GIN type NONE: a device communicator
 #            that needs GIN fails on every rank of both hosts
+# and, with tests/hosts_mgmt (2 hosts x 1 process x 2 ranks, each process
+# driving its ranks from one thread, and the grow's new rank on h2):
+#   mgmtgroup  splits, a shrink, suspend, resume and a grow, each inside a
+#              group (blocking communicators)
+#   mgmtnb     the same on non-blocking communicators (ncclInProgress,
+#              settled by ncclCommGetAsyncError)
+#   keyfail    a split that the last rank never calls times out on the
+#              others (NCCLSIM_TIMEOUT 2 s)
+#   in each, every process's bootstrap root is left with no key open and
+#   no record of the splits' and shrinks' ids
 # Run from the top build directory. The deadlines (NCCLSIM_TIMEOUT where it
 # must not expire, each process's time limit) are multiplied by the build's
 # slowdown, N4C_SLOWDOWN (make check exports it).
@@ -58,7 +66,7 @@ run_case() {
   for spec in "$@"; do
     set -- $spec
     NCCLSIM_JOB="sim-hosts-$$-$name" NCCLSIM_HOST_ID=$1 NCCLSIM_TIMEOUT=$t \
-      ${N4C_TEST_WRAPPER:-} timeout $((120 * slow)) "$prog" "$mode" "$n" "$2" "$3" "$dir/$name.id" \
+      ${N4C_TEST_WRAPPER:-} timeout $((120 * slow)) "${case_prog:-$prog}" "$mode" "$n" "$2" "$3" "$dir/$name.id" \
       >"$dir/$name.$i.log" 2>&1 &
     pids="$pids $!"
     i=$((i + 1))
@@ -94,5 +102,9 @@ for k in 0 1 2 3 4 5 6 7 8 9; do
 done
 run_case sendexit sendexit 2 $((30 * slow)) "h0 0 1" "h1 1 1"
 HOSTS_RANK_HOSTS=2 run_case gin gin 4 $((30 * slow)) "h0 0 2" "h1 2 2"
+case_prog=./tests/hosts_mgmt
+run_case mgmtgroup group 4 $((30 * slow)) "h0 0 2" "h1 2 2" "h2 4 1"
+run_case mgmtnb nonblocking 4 $((30 * slow)) "h0 0 2" "h1 2 2" "h2 4 1"
+run_case keyfail keyfail 4 $((2 * slow)) "h0 0 2" "h1 2 2"
 test "$fails" = 0 || exit 1
 rm -rf "$dir"

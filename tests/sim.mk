@@ -180,7 +180,7 @@ include $(srcdir)/tests/devapi.mk
 # refusals in one process (tests/sim_net).
 if BACKEND_SIM
 if HAVE_UCX
-check_PROGRAMS += tests/hosts_rank
+check_PROGRAMS += tests/hosts_rank tests/hosts_mgmt
 TESTS += tests/sim-hosts.sh
 if HAVE_CMOCKA
 check_PROGRAMS += tests/sim_net
@@ -194,6 +194,11 @@ tests_sim_net_LDADD = $(SIM_TEST_LDADD)
 tests_hosts_rank_SOURCES = tests/hosts_rank.c
 tests_hosts_rank_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include
 tests_hosts_rank_LDADD = sim/libncclsim.la -lpthread
+# The management calls across hosts; linked with the simulator's internals,
+# to count the bootstrap root's keys.
+tests_hosts_mgmt_SOURCES = tests/hosts_mgmt.c
+tests_hosts_mgmt_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include -I$(top_srcdir)/sim
+tests_hosts_mgmt_LDADD = sim/libncclsim_core.la $(JANSSON_LIBS) -lpthread -lm
 EXTRA_DIST += tests/sim-hosts.sh
 
 # The CUDA runtime's stream-ordered memory, interprocess handles (ranks as

@@ -2,7 +2,8 @@
  * tests/sim_net.c — the bootstrap of ranks on other hosts (sim/net), in
  * one process: the interface filter, an id without an interface, and the
  * root's refusals (nranks that disagree and a rank twice, which fail every
- * rank of the id at once; an id used twice).
+ * rank of the id at once; an id used twice), and its keys (released,
+ * spent as their rounds end).
  * Ranks of one process are one host, so the communicators made here are
  * ordinary ones, met through the root. tests/sim-hosts.sh covers hosts.
  */
@@ -11,14 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "config.h"
+#include "comm/comm_internal.h"
 #include "net/net_internal.h"
 #include "sim.h"
 #include "sim_ranks.h"
 #include "sim_comms.h"
+#include "slow.h"
 #include <nccl_device.h>
 
 static void test_ifname_match(void **state) {
@@ -121,12 +125,78 @@ static void test_root_refusals(void **state) {
   assert_int_equal(ncclsimParamSet("TIMEOUT", NULL), ncclSuccess);
 }
 
+/* A non-blocking rank 0 of 2 with id, polled until its init ends (at most
+ * `seconds` times the slowdown): the result. */
+static ncclResult_t lone_init(ncclUniqueId id, double seconds, ncclComm_t *comm) {
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  ncclResult_t ae = ncclCommInitRankConfig(comm, 2, id, 0, &cfg);
+  for (double t = 0; ae == ncclInProgress && t < scaled(seconds); t += 0.001) {
+    assert_int_equal(ncclCommGetAsyncError(*comm, &ae), ncclSuccess);
+    if (ae == ncclInProgress) usleep(1000);
+  }
+  return ae;
+}
+
+/* The root's keys: an id that ncclsim makes for a split's child goes from
+ * the root's record once released, unused; released while a rank waits in
+ * its round, that rank fails at once (not at NCCLSIM_TIMEOUT); an id of
+ * ncclGetUniqueId whose round times out is spent (kept on record, so that
+ * a late rank is told why it is refused). */
+static void test_root_keys(void **state) {
+  (void)state;
+  ncclUniqueId id;
+  uint64_t secret = 0;
+  ncclComm_t comm;
+  assert_int_equal(ncclsimParamSet("NET", "1"), ncclSuccess);
+  int open0, open, held0 = sim_net_root_keys(&open0);
+  assert_int_equal(sim_net_child_id_make(&id, &secret), ncclSuccess);
+  assert_int_equal(sim_net_root_keys(&open), held0 + 1);
+  assert_int_equal(open, open0 + 1);
+  sim_net_root_release(secret);
+  assert_int_equal(sim_net_root_keys(&open), held0);
+  assert_int_equal(open, open0);
+  sim_net_root_release(secret); /* unknown now: nothing */
+  assert_int_equal(sim_net_root_keys(NULL), held0);
+  /* Released under a rank that waits: it fails at once, whether its hello
+   * came before the release (the round ends) or after (refused). */
+  assert_int_equal(ncclsimParamSet("TIMEOUT", "120"), ncclSuccess);
+  assert_int_equal(sim_net_child_id_make(&id, &secret), ncclSuccess);
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  assert_int_equal(ncclCommInitRankConfig(&comm, 2, id, 0, &cfg), ncclInProgress);
+  usleep(100000);
+  sim_net_root_release(secret);
+  ncclResult_t ae = ncclInProgress;
+  for (double t = 0; ae == ncclInProgress && t < scaled(30); t += 0.001) {
+    assert_int_equal(ncclCommGetAsyncError(comm, &ae), ncclSuccess);
+    if (ae == ncclInProgress) usleep(1000);
+  }
+  if (ae != ncclRemoteError && ae != ncclInvalidUsage) fail_msg("a withdrawn id's rank ended with %d", (int)ae);
+  assert_non_null(strstr(comm->last_error, ae == ncclRemoteError ? "withdrew" : "not one this root holds"));
+  ncclCommAbort(comm);
+  assert_int_equal(sim_net_root_keys(&open), held0);
+  assert_int_equal(open, open0);
+  /* An id of ncclGetUniqueId whose round times out is spent. */
+  assert_int_equal(ncclsimParamSet("TIMEOUT", "1"), ncclSuccess);
+  assert_int_equal(ncclGetUniqueId(&id), ncclSuccess);
+  assert_int_equal(lone_init(id, 60, &comm), ncclTimeout);
+  ncclCommAbort(comm);
+  assert_int_equal(sim_net_root_keys(&open), held0 + 1);
+  assert_int_equal(open, open0);
+  assert_int_equal(lone_init(id, 60, &comm), ncclInvalidUsage);
+  assert_non_null(strstr(comm->last_error, "timed out before every rank came"));
+  ncclCommAbort(comm);
+  assert_int_equal(ncclsimParamSet("TIMEOUT", NULL), ncclSuccess);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ifname_match),
       cmocka_unit_test(test_no_interface),
       cmocka_unit_test(test_group_through_root),
       cmocka_unit_test(test_root_refusals),
+      cmocka_unit_test(test_root_keys),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,6 +87,7 @@ static ncclResult_t teardown(ncclComm_t comm, const char *op, bool abort) {
   }
   sim_clique *c = comm->clique;
   sim_suspend_cancel(comm); /* a non-blocking suspend or resume nobody polled to the end */
+  sim_child_net_forget(comm); /* its non-blocking grows' exchanges across hosts */
   if (abort) {
     const char *fr = sim_trace_dump(c, "ncclCommAbort");
     if (fr) SIM_INFO(SIM_INIT, "ncclCommAbort: flight recorder: every rank's last operations written to %s", fr);

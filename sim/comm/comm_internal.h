@@ -59,13 +59,48 @@ ncclResult_t sim_net_id_make(ncclUniqueId *id);
 ncclResult_t sim_net_grow_id_make(ncclUniqueId *id, uint64_t parent_key, uint64_t seq, int parent_nranks);
 /* Whether id has a bootstrap root (it was made with the network on). */
 bool sim_id_net(const ncclUniqueId *id);
+/* The same, registered `once` (the root forgets it as its round ends:
+ * net/net.h): a child's id of a split or shrink across hosts; *secret its
+ * key, for sim_net_root_release. */
+ncclResult_t sim_net_child_id_make(ncclUniqueId *id, uint64_t *secret);
 /* ncclCommInitRank's path on `device`, with `opts` (NULL: the calling
  * thread's, resolved against the environment); op names the caller. */
 ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
                            const ncclConfig_t *config, int device, const ncclsimCommOptions_t *opts, const char *op);
+/* sim_init_rank in steps, whatever the comm's mode and the caller's group
+ * (a split or shrink across hosts, whose exchange ends at ncclGroupEnd):
+ * start makes the comm and sends its hello to the bootstrap root, never
+ * waiting (*out set on success; on failure nothing was sent); boot waits
+ * for the root's answer and joins this host's ranks (a failure is recorded
+ * for wait); wait waits for the rest: the init's result. In a group every
+ * rank's start comes before any boot, and every boot before any wait. */
+ncclResult_t sim_init_start(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
+                            const ncclConfig_t *config, int device, const ncclsimCommOptions_t *opts,
+                            const char *op);
+void sim_init_boot(ncclComm_t comm);
+ncclResult_t sim_init_wait(ncclComm_t comm);
+/* An init whose unique id is not known at its call (a grow across hosts,
+ * whose existing ranks first exchange it, comm/child_net.c): step says
+ * ncclInProgress until it is known (block: waits until then), then
+ * ncclSuccess with *id, which must have a bootstrap root, or its failure,
+ * recorded on comm. end is called once, as the init goes on or the comm
+ * goes. op names the call. */
+typedef struct sim_init_pre {
+  ncclResult_t (*step)(struct sim_init_pre *p, ncclComm_t comm, bool block, ncclUniqueId *id);
+  void (*end)(struct sim_init_pre *p);
+  const char *op;
+} sim_init_pre;
+/* Makes the comm (config and opts as sim_init_rank's) and goes on as
+ * sim_init_join does: *out set at once; then the wait (blocking), the job
+ * of the open group (blocking, in a group: pre's step in the group's start
+ * phase) or ncclInProgress (non-blocking), each asking pre for the id
+ * first. On failure pre is ended. */
+ncclResult_t sim_init_later(ncclComm_t *out, int nranks, int rank, const ncclConfig_t *config, int device,
+                            const ncclsimCommOptions_t *opts, sim_init_pre *pre);
 /* The child communicators of a communicator across hosts
  * (comm/child_net.c), their arguments checked; *newcomm is NULL until the
- * call succeeds. ncclCommSplit: */
+ * call succeeds (a grow's: until its child is made). Inside a group they
+ * complete at ncclGroupEnd. ncclCommSplit: */
 ncclResult_t sim_split_net(ncclComm_t comm, int color, int key, ncclConfig_t *config, ncclComm_t *newcomm);
 /* ncclCommShrink: excl sorted, its hash as split.c makes it, and
  * NCCL_SHRINK_ABORT's stop done. */
@@ -76,6 +111,9 @@ ncclResult_t sim_shrink_net(ncclComm_t comm, const int *excl, int nexcl, uint64_
  * bootstrap root (new ranks may come from other hosts). */
 ncclResult_t sim_grow_net(ncclComm_t comm, int nranks, const ncclUniqueId *id, uint64_t seq, ncclConfig_t *config,
                           ncclComm_t *newcomm);
+/* Ends the exchanges of parent's grows still in flight for their children
+ * (non-blocking): each child's init then fails. Its teardown calls it. */
+void sim_child_net_forget(ncclComm_t parent);
 /* Joins comm (fresh from sim_comm_alloc) to the init round of key (a grow's
  * when comm->grow_join), as ncclCommInitRank does: sets *out once posted,
  * then waits (blocking), defers the wait to ncclGroupEnd (blocking, inside

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -87,18 +88,24 @@ SIM_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   return sim_net_id_make(id);
 }
 
-static ncclResult_t net_id(ncclUniqueId *id, uint64_t key, uint64_t parent_key, uint64_t seq, int parent_nranks) {
+static ncclResult_t net_id(ncclUniqueId *id, uint64_t key, uint64_t parent_key, uint64_t seq, int parent_nranks,
+                           bool once, uint64_t *secret_out) {
   uint64_t secret = sim_unique_key() | 1;
   sim_net_addr root;
-  SIM_CHECK(sim_net_root_open(secret, &root));
+  SIM_CHECK(sim_net_root_open(secret, once, &root));
   id_write(id, key, parent_key, seq, parent_nranks, &root, secret);
+  if (secret_out) *secret_out = secret;
   return ncclSuccess;
 }
 
-ncclResult_t sim_net_id_make(ncclUniqueId *id) { return net_id(id, sim_unique_key(), 0, 0, 0); }
+ncclResult_t sim_net_id_make(ncclUniqueId *id) { return net_id(id, sim_unique_key(), 0, 0, 0, false, NULL); }
+
+ncclResult_t sim_net_child_id_make(ncclUniqueId *id, uint64_t *secret) {
+  return net_id(id, sim_unique_key(), 0, 0, 0, true, secret);
+}
 
 ncclResult_t sim_net_grow_id_make(ncclUniqueId *id, uint64_t parent_key, uint64_t seq, int parent_nranks) {
-  return net_id(id, sim_grow_key(parent_key, seq), parent_key, seq, parent_nranks);
+  return net_id(id, sim_grow_key(parent_key, seq), parent_key, seq, parent_nranks, false, NULL);
 }
 
 /* The bootstrap root of an id made with the network on, and its key. */
@@ -307,7 +314,13 @@ static void fail_disagreed(ncclComm_t comm, ncclResult_t res, const char *why) {
   init_failed(comm, res);
 }
 
+static void pend_remove(ncclComm_t comm);
+
 ncclResult_t sim_init_cancel(ncclComm_t comm) {
+  pend_remove(comm);
+  sim_init_pre *p = comm->init_pre;
+  comm->init_pre = NULL;
+  if (p) p->end(p);
   sim_rv_lock(&table);
   leave(comm);
   sim_rv_unlock(&table);
@@ -379,14 +392,126 @@ static ncclResult_t boot_step(ncclComm_t comm, bool block) {
   return res;
 }
 
+/* The bootstrap join of comm, made, with id (which has a root): its hello
+ * to the root. On failure a WARN says why, and comm is the caller's. */
+static ncclResult_t net_join(ncclComm_t comm, const sim_net_addr *root, uint64_t secret, uint64_t key,
+                             const char *op) {
+  char why[512] = "";
+  sim_net_rank_info mine; /* for its peers on other hosts */
+  memset(&mine, 0, sizeof mine);
+  mine.gin_type = comm->opts.ginType;
+  mine.railed_gin_type = comm->opts.railedGinType;
+  ncclResult_t res = sim_comm_net_join(comm, &mine, why, sizeof why);
+  if (res == ncclSuccess)
+    res = sim_net_join(root, secret, key, comm->nranks, comm->rank, &mine, sizeof mine, &comm->boot, why,
+                       sizeof why);
+  if (res != ncclSuccess) {
+    SIM_WARN(SIM_INIT, "%s: rank %d: %s", op, comm->rank, why);
+    return res;
+  }
+  comm->boot_key = key;
+  /* A second past the root's own deadline, whose answer names the ranks
+   * that never came. */
+  comm->boot_deadline = sim_now_ns() + sim_timeout_ns() + 1000000000ull;
+  return ncclSuccess;
+}
+
+/* An init whose id comes later (sim_init_later): asks its prelude, and
+ * once the id is known sends the hello. ncclSuccess once sent (or with no
+ * prelude), ncclInProgress before, else the failure, recorded. Only the
+ * thread that inits or polls comm calls it. */
+static ncclResult_t pre_step(ncclComm_t comm, bool block) {
+  sim_init_pre *p = comm->init_pre;
+  if (!p) return ncclSuccess;
+  ncclUniqueId id;
+  ncclResult_t res = p->step(p, comm, block, &id);
+  if (res == ncclInProgress) return res;
+  const char *op = p->op;
+  comm->init_pre = NULL;
+  p->end(p);
+  sim_net_addr root;
+  uint64_t secret = 0, key = 0;
+  if (res == ncclSuccess && (!id_key(&id, &key) || !id_root(&id, &root, &secret)))
+    res = sim_comm_fail(comm, ncclInternalError, "%s: rank %d: the unique id its peers gave has no bootstrap root",
+                        op, comm->rank);
+  if (res == ncclSuccess && (res = net_join(comm, &root, secret, key, op)) != ncclSuccess)
+    sim_comm_fail(comm, res, "%s: rank %d could not reach the bootstrap root of its unique id", op, comm->rank);
+  if (res != ncclSuccess) init_failed(comm, res);
+  return res;
+}
+
+/* Non-blocking inits of this process still at their bootstrap (a prelude,
+ * or the root's answer to come). A poll of any of them advances them all,
+ * as NCCL's background threads would: a rank joins its host's ranks only
+ * once it has heard from the root, so a thread that inits several ranks
+ * and polls them one after another (NCCL's own example) would otherwise
+ * wait on the first for a second that nobody advances. `busy` keeps each
+ * comm to one thread at a time. */
+static struct {
+  pthread_mutex_t lock;
+  ncclComm_t head;
+} pend = {PTHREAD_MUTEX_INITIALIZER, NULL};
+
+static void pend_add(ncclComm_t comm) {
+  if (!comm->boot && !comm->init_pre) return;
+  pthread_mutex_lock(&pend.lock);
+  comm->pend_next = pend.head;
+  pend.head = comm;
+  comm->pend_listed = true;
+  pthread_mutex_unlock(&pend.lock);
+}
+
+static void pend_unlink_locked(ncclComm_t comm) {
+  ncclComm_t *pp = &pend.head;
+  while (*pp != comm) pp = &(*pp)->pend_next;
+  *pp = comm->pend_next;
+  comm->pend_listed = false;
+}
+
+/* Takes comm off the list (its teardown), once no other thread advances it. */
+static void pend_remove(ncclComm_t comm) {
+  pthread_mutex_lock(&pend.lock);
+  while (comm->pend_listed && comm->pend_busy) {
+    pthread_mutex_unlock(&pend.lock);
+    sched_yield();
+    pthread_mutex_lock(&pend.lock);
+  }
+  if (comm->pend_listed) pend_unlink_locked(comm);
+  pthread_mutex_unlock(&pend.lock);
+}
+
+/* Advances every listed init one step (non-blocking); whether comm is
+ * still at its bootstrap. A failure is recorded on its comm, which its
+ * own poll then reports. */
+static bool pend_advance(ncclComm_t comm) {
+  enum { MAX = 64 };
+  ncclComm_t mine[MAX];
+  int n = 0;
+  pthread_mutex_lock(&pend.lock);
+  if (comm->pend_listed && !comm->pend_busy) comm->pend_busy = true, mine[n++] = comm; /* itself first */
+  for (ncclComm_t c = pend.head; c && n < MAX; c = c->pend_next)
+    if (!c->pend_busy) c->pend_busy = true, mine[n++] = c;
+  pthread_mutex_unlock(&pend.lock);
+  for (int i = 0; i < n; i++) {
+    ncclComm_t c = mine[i];
+    if (c->init_pre && pre_step(c, false) != ncclSuccess) continue;
+    if (c->boot) boot_step(c, false);
+  }
+  pthread_mutex_lock(&pend.lock);
+  for (int i = 0; i < n; i++) {
+    mine[i]->pend_busy = false;
+    if (!mine[i]->boot && !mine[i]->init_pre) pend_unlink_locked(mine[i]);
+  }
+  bool pending = comm->pend_listed;
+  pthread_mutex_unlock(&pend.lock);
+  return pending;
+}
+
 /* Non-blocking progress: the round's result once complete (and again at
  * every later call), ncclInProgress before, ncclTimeout past the deadline
  * (the rank then withdraws). */
 static ncclResult_t poll_init(ncclComm_t comm) {
-  if (comm->boot) {
-    ncclResult_t b = boot_step(comm, false);
-    if (b != ncclSuccess) return b;
-  }
+  if (pend_advance(comm)) return ncclInProgress;
   sim_rv_lock(&table);
   sim_rv *rv = comm->init_rv;
   ncclResult_t res;
@@ -409,6 +534,10 @@ static ncclResult_t poll_init(ncclComm_t comm) {
 
 /* Blocks until comm's round completes or times out. */
 static ncclResult_t wait_init(ncclComm_t comm) {
+  if (comm->init_pre) {
+    ncclResult_t p = pre_step(comm, true);
+    if (p != ncclSuccess) return p == ncclInProgress ? ncclInternalError : p;
+  }
   if (comm->boot) {
     ncclResult_t b = boot_step(comm, true);
     if (b != ncclSuccess) return b == ncclInProgress ? ncclInternalError : b;
@@ -439,22 +568,25 @@ typedef struct {
 } init_job;
 
 static ncclResult_t init_job_run(sim_group_job *job) { return wait_init(((init_job *)job)->comm); }
-static void init_job_prepare(sim_group_job *job) {
+static void init_job_start(sim_group_job *job) {
   ncclComm_t comm = ((init_job *)job)->comm;
-  if (comm->boot) boot_step(comm, true);
+  if (comm->init_pre) pre_step(comm, true);
 }
+static void init_job_prepare(sim_group_job *job) { sim_init_boot(((init_job *)job)->comm); }
 static void init_job_free(sim_group_job *job) { sim_free(job); }
 
-/* The common path of every ncclCommInitRank* call (on the current
- * device, with the calling thread's options) and of a split across hosts. */
-ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
-                           const ncclConfig_t *config, int device, const ncclsimCommOptions_t *opts, const char *op) {
+void sim_init_boot(ncclComm_t comm) {
+  if (comm->boot) boot_step(comm, true);
+}
+
+ncclResult_t sim_init_wait(ncclComm_t comm) { return wait_init(comm); }
+
+/* sim_init_rank up to its wait: the arguments checked, the comm made and,
+ * across hosts, its hello sent to the bootstrap root; *key the round's. */
+static ncclResult_t init_make(ncclComm_t *made, uint64_t *keyp, int nranks, const ncclUniqueId *id, int rank,
+                              const ncclConfig_t *config, int device, const ncclsimCommOptions_t *opts,
+                              const char *op) {
   uint64_t key;
-  if (!out) {
-    SIM_WARN(SIM_INIT, "%s: comm is NULL", op);
-    return ncclInvalidArgument;
-  }
-  *out = NULL;
   if (nranks < 1) {
     SIM_WARN(SIM_INIT, "%s: nranks is %d, must be at least 1", op, nranks);
     return ncclInvalidArgument;
@@ -480,26 +612,60 @@ ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, 
   ncclComm_t comm = sim_comm_alloc(nranks, rank, device, config);
   if (!comm) return ncclSystemError;
   if (opts) comm->opts = *opts;
-  if (net) {
-    char why[512] = "";
-    sim_net_rank_info mine; /* for its peers on other hosts */
-    memset(&mine, 0, sizeof mine);
-    mine.gin_type = comm->opts.ginType;
-    mine.railed_gin_type = comm->opts.railedGinType;
-    ncclResult_t res = sim_comm_net_join(comm, &mine, why, sizeof why);
-    if (res == ncclSuccess)
-      res = sim_net_join(&root, secret, key, nranks, rank, &mine, sizeof mine, &comm->boot, why, sizeof why);
-    if (res != ncclSuccess) {
-      SIM_WARN(SIM_INIT, "%s: rank %d: %s", op, rank, why);
-      sim_comm_free(comm);
-      return res;
-    }
-    comm->boot_key = key;
-    /* A second past the root's own deadline, whose answer names the ranks
-     * that never came. */
-    comm->boot_deadline = sim_now_ns() + sim_timeout_ns() + 1000000000ull;
+  ncclResult_t res = net ? net_join(comm, &root, secret, key, op) : ncclSuccess;
+  if (res != ncclSuccess) {
+    sim_comm_free(comm);
+    return res;
   }
+  *made = comm;
+  *keyp = key;
+  return ncclSuccess;
+}
+
+/* The common path of every ncclCommInitRank* call (on the current
+ * device, with the calling thread's options) and of a grow whose id has a
+ * bootstrap root. */
+ncclResult_t sim_init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
+                           const ncclConfig_t *config, int device, const ncclsimCommOptions_t *opts, const char *op) {
+  if (!out) {
+    SIM_WARN(SIM_INIT, "%s: comm is NULL", op);
+    return ncclInvalidArgument;
+  }
+  *out = NULL;
+  ncclComm_t comm;
+  uint64_t key;
+  SIM_CHECK(init_make(&comm, &key, nranks, id, rank, config, device, opts, op));
   return sim_init_join(comm, key, out);
+}
+
+ncclResult_t sim_init_start(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
+                            const ncclConfig_t *config, int device, const ncclsimCommOptions_t *opts,
+                            const char *op) {
+  *out = NULL;
+  ncclComm_t comm;
+  uint64_t key;
+  SIM_CHECK(init_make(&comm, &key, nranks, id, rank, config, device, opts, op));
+  /* With a bootstrap, the post waits for the root's answer (boot_step). */
+  ncclResult_t res = comm->boot ? ncclSuccess : post(comm, key, comm->nranks);
+  if (res != ncclSuccess) {
+    sim_comm_free(comm);
+    return res;
+  }
+  *out = comm;
+  return ncclSuccess;
+}
+
+ncclResult_t sim_init_later(ncclComm_t *out, int nranks, int rank, const ncclConfig_t *config, int device,
+                            const ncclsimCommOptions_t *opts, sim_init_pre *pre) {
+  *out = NULL;
+  ncclComm_t comm = sim_comm_alloc(nranks, rank, device, config);
+  if (!comm) {
+    pre->end(pre);
+    return ncclSystemError;
+  }
+  if (opts) comm->opts = *opts;
+  comm->init_pre = pre;
+  return sim_init_join(comm, 0, out);
 }
 
 ncclResult_t sim_init_join(ncclComm_t comm, uint64_t key, ncclComm_t *out) {
@@ -508,22 +674,28 @@ ncclResult_t sim_init_join(ncclComm_t comm, uint64_t key, ncclComm_t *out) {
    * failure afterwards could no longer take this comm back out of. */
   init_job *job = NULL;
   if (comm->blocking && sim_group_depth() > 0 && !(job = sim_calloc(1, sizeof *job))) {
+    sim_init_cancel(comm); /* its prelude, if any */
     sim_comm_free(comm);
     return ncclSystemError;
   }
-  /* With a bootstrap, the post waits for the root's answer (boot_step). */
-  ncclResult_t res = comm->boot ? ncclSuccess : post(comm, key, comm->nranks);
+  /* With a bootstrap, the post waits for the root's answer (boot_step);
+   * with a prelude, for the id too. */
+  ncclResult_t res = comm->boot || comm->init_pre ? ncclSuccess : post(comm, key, comm->nranks);
   if (res != ncclSuccess) {
     sim_free(job);
     sim_comm_free(comm);
     return res;
   }
   *out = comm;
-  if (!comm->blocking) return poll_init(comm);
+  if (!comm->blocking) {
+    pend_add(comm);
+    return poll_init(comm);
+  }
   if (job) {
     job->job.comm = comm;
     job->job.run = init_job_run;
     job->job.release = init_job_free;
+    job->job.start = init_job_start;
     job->job.prepare = init_job_prepare;
     job->comm = comm;
     return sim_group_add_job(&job->job);

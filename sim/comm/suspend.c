@@ -21,8 +21,10 @@
  * Across hosts no process holds every rank: the ranks meet in an exchange
  * among them all (net/exchange.c), NCCL's bootstrap barrier, and each then
  * frees (or remakes) its own state; every rank has stopped its operations
- * before it arrives, so none reaches a peer's state meanwhile. Blocking
- * communicators, outside groups, only, as the children across hosts.
+ * before it arrives, so none reaches a peer's state meanwhile. The call
+ * posts the rank's part whole and never waits for its peers to post
+ * theirs; the wait is the call's (blocking), ncclGroupEnd's (in a group)
+ * or ncclCommGetAsyncError's polls (non-blocking), as on one host.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -107,53 +109,65 @@ static ncclResult_t settle(ncclComm_t comm, sim_rv *rv, bool resume, bool poll) 
   return res;
 }
 
-/* Inside a group the wait moves to ncclGroupEnd (NCCL runs suspend and
- * resume there), so one thread can suspend every rank. */
-typedef struct {
-  sim_group_job job;
-  sim_rv *rv;
-  bool resume, ran;
-} mgmt_job;
+/* ---- across hosts ---- */
 
-static ncclResult_t job_run(sim_group_job *job) {
-  mgmt_job *j = (mgmt_job *)job;
-  j->ran = true;
-  return settle(j->job.comm, j->rv, j->resume, false);
+/* A rank's suspend or resume across hosts in flight: its part of the
+ * exchange, posted whole at the call. */
+struct sim_mgmt_net {
+  sim_net_xrun *x;
+  sim_due due;
+  bool resume;
+  uint8_t mine, *in;
+};
+
+static void net_free(struct sim_mgmt_net *w) {
+  if (!w) return;
+  sim_net_exchange_end(w->x);
+  sim_free(w->in);
+  sim_free(w);
 }
 
-/* Released without running: the comm is being destroyed. */
-static void job_free(sim_group_job *job) {
-  mgmt_job *j = (mgmt_job *)job;
-  if (!j->ran) sim_rv_leave(&j->job.comm->clique->splits, j->rv, j->job.comm->rank);
-  sim_free(j);
-}
-
-/* meet() across hosts: the barrier, then this rank's own state. */
-static ncclResult_t meet_net(ncclComm_t comm, bool resume) {
-  sim_clique *c = comm->clique;
-  const char *op = resume ? "ncclCommResume" : "ncclCommSuspend";
-  if (sim_group_depth() > 0 || !comm->blocking) {
-    SIM_WARN(SIM_INIT, "%s: rank %d's communicator spans %d hosts, and ncclsim does not yet run %s %s across hosts "
-             "(docs/ncclsim.md, \"Ranks on other hosts\")", op, comm->rank, c->net->nhosts, op,
-             comm->blocking ? "inside a group" : "on a non-blocking communicator");
-    return ncclInvalidUsage;
+/* Posts the rank's part of its next suspend or resume; never waits. */
+static ncclResult_t net_post(ncclComm_t comm, bool resume, struct sim_mgmt_net **out) {
+  struct sim_mgmt_net *w = sim_calloc(1, sizeof *w);
+  if (w) w->in = sim_calloc((size_t)comm->nranks, 1);
+  if (!w || !w->in) {
+    net_free(w);
+    return ncclSystemError;
   }
-  uint8_t mine = 1, *in = sim_calloc((size_t)comm->nranks, 1);
-  ncclResult_t res = in ? ncclSuccess : ncclSystemError;
+  w->mine = 1;
+  w->resume = resume;
+  w->due = sim_due_at(sim_deadline());
   char what[64];
-  snprintf(what, sizeof what, "%s across hosts", op);
-  sim_due due = sim_due_at(sim_deadline());
+  snprintf(what, sizeof what, "%s across hosts", resume ? "ncclCommResume" : "ncclCommSuspend");
   /* Sequence numbers 64-127: the children's exchanges take 0-63. */
-  if (res == ncclSuccess)
-    res = sim_net_allgather(comm, SIM_NET_TAG_MGMT, 64 | (comm->mgmt_count & 63), NULL, comm->nranks, comm->rank,
-                            &mine, 1, in, true, &due, what);
-  if (res == ncclTimeout)
-    SIM_WARN(SIM_INIT, "%s: rank %d waited for the other ranks to call it too; after NCCLSIM_TIMEOUT=%s s some still "
-             "had not; nothing was %s", what, comm->rank, sim_param_text(SIM_P_TIMEOUT),
-             resume ? "resumed" : "suspended");
-  sim_free(in);
-  if (res != ncclSuccess) return res;
+  ncclResult_t res = sim_net_allgather_start(comm, SIM_NET_TAG_MGMT, 64 | (comm->mgmt_count & 63), NULL, comm->nranks,
+                                             comm->rank, &w->mine, 1, w->in, true, what, &w->x);
+  if (res != ncclSuccess) {
+    net_free(w);
+    return res;
+  }
   comm->mgmt_count++;
+  *out = w;
+  return ncclSuccess;
+}
+
+/* The barrier ended with res: the rank's own state, or its withdrawal (its
+ * next call meets the others in the same exchange; a failed suspend leaves
+ * it ready). Frees w. */
+static ncclResult_t net_settle(ncclComm_t comm, struct sim_mgmt_net *w, ncclResult_t res) {
+  sim_clique *c = comm->clique;
+  bool resume = w->resume;
+  net_free(w);
+  if (res != ncclSuccess) {
+    if (res == ncclTimeout)
+      SIM_WARN(SIM_INIT, "%s across hosts: rank %d waited for the other ranks to call it too; after "
+               "NCCLSIM_TIMEOUT=%s s some still had not; nothing was %s", resume ? "ncclCommResume" : "ncclCommSuspend",
+               comm->rank, sim_param_text(SIM_P_TIMEOUT), resume ? "resumed" : "suspended");
+    comm->mgmt_count--;
+    if (!resume) atomic_store(&comm->state, SIM_COMM_READY);
+    return res;
+  }
   if (!resume) {
     sim_clique_rank_suspend(c, comm->rank);
     atomic_store(&comm->mem_suspended, 1);
@@ -168,30 +182,70 @@ static ncclResult_t meet_net(ncclComm_t comm, bool resume) {
   return ncclSuccess;
 }
 
-/* Arrives in the rank's next management round and waits, defers the wait
- * to ncclGroupEnd, or (non-blocking) returns ncclInProgress. */
+/* One look at w's barrier (non-blocking): ncclInProgress, or how it
+ * settled. */
+static ncclResult_t net_poll(ncclComm_t comm, struct sim_mgmt_net *w) {
+  ncclResult_t res = sim_net_exchange_test(comm, w->x, true, &w->due, NULL);
+  return res == ncclInProgress ? res : net_settle(comm, w, res);
+}
+
+/* ---- the call ---- */
+
+/* Inside a group the wait moves to ncclGroupEnd (NCCL runs suspend and
+ * resume there), so one thread can suspend every rank. */
+typedef struct {
+  sim_group_job job;
+  sim_rv *rv;                 /* one host */
+  struct sim_mgmt_net *net;   /* across hosts */
+  bool resume, ran;
+} mgmt_job;
+
+static ncclResult_t job_run(sim_group_job *job) {
+  mgmt_job *j = (mgmt_job *)job;
+  j->ran = true;
+  if (!j->net) return settle(j->job.comm, j->rv, j->resume, false);
+  struct sim_mgmt_net *w = j->net;
+  j->net = NULL;
+  return net_settle(j->job.comm, w, sim_net_exchange_wait(j->job.comm, w->x, &w->due));
+}
+
+/* Released without running: the comm is being destroyed. */
+static void job_free(sim_group_job *job) {
+  mgmt_job *j = (mgmt_job *)job;
+  if (!j->ran && j->rv) sim_rv_leave(&j->job.comm->clique->splits, j->rv, j->job.comm->rank);
+  net_free(j->net);
+  sim_free(j);
+}
+
+/* Arrives in the rank's next management round (across hosts: posts its
+ * part of the barrier) and waits, defers the wait to ncclGroupEnd, or
+ * (non-blocking) returns ncclInProgress. */
 static ncclResult_t meet(ncclComm_t comm, bool resume) {
   sim_clique *c = comm->clique;
-  if (c->net) return meet_net(comm, resume);
   mgmt_job *job = NULL;
   if (sim_group_depth() > 0 && !(job = sim_calloc(1, sizeof *job))) return ncclSystemError;
-  sim_rv *rv;
-  ncclResult_t res = sim_rv_arrive(&c->splits, resume ? &resume_rv : &suspend_rv, KEY_MGMT | comm->mgmt_count,
-                                   c->nranks, c->nranks, comm->rank, 0, NULL, c, &rv);
+  sim_rv *rv = NULL;
+  struct sim_mgmt_net *w = NULL;
+  ncclResult_t res = c->net ? net_post(comm, resume, &w)
+                            : sim_rv_arrive(&c->splits, resume ? &resume_rv : &suspend_rv, KEY_MGMT | comm->mgmt_count,
+                                            c->nranks, c->nranks, comm->rank, 0, NULL, c, &rv);
   if (res != ncclSuccess) {
     sim_free(job);
     return res;
   }
-  comm->mgmt_count++;
+  if (!w) comm->mgmt_count++;
   if (job) {
-    *job = (mgmt_job){.job = {.comm = comm, .run = job_run, .release = job_free}, .rv = rv, .resume = resume};
+    *job = (mgmt_job){.job = {.comm = comm, .run = job_run, .release = job_free}, .rv = rv, .net = w,
+                      .resume = resume};
     return sim_group_add_job(&job->job);
   }
-  if (comm->blocking) return settle(comm, rv, resume, false);
-  res = settle(comm, rv, resume, true);
+  if (comm->blocking)
+    return w ? net_settle(comm, w, sim_net_exchange_wait(comm, w->x, &w->due)) : settle(comm, rv, resume, false);
+  res = w ? net_poll(comm, w) : settle(comm, rv, resume, true);
   if (res == ncclInProgress) {
     sim_mutex_lock(&comm->lock);
     comm->mgmt_rv = rv;
+    comm->mgmt_net = w;
     comm->mgmt_resume = resume;
     pthread_mutex_unlock(&comm->lock);
   }
@@ -207,14 +261,17 @@ void sim_suspend_poll(ncclComm_t comm) {
    * polling at once cannot both leave it. */
   sim_mutex_lock(&comm->lock);
   sim_rv *rv = comm->mgmt_rv;
+  struct sim_mgmt_net *w = comm->mgmt_net;
   bool resume = comm->mgmt_resume;
   comm->mgmt_rv = NULL;
+  comm->mgmt_net = NULL;
   pthread_mutex_unlock(&comm->lock);
-  if (!rv) return;
-  ncclResult_t res = settle(comm, rv, resume, true);
+  if (!rv && !w) return;
+  ncclResult_t res = w ? net_poll(comm, w) : settle(comm, rv, resume, true);
   if (res == ncclInProgress) {
     sim_mutex_lock(&comm->lock);
     comm->mgmt_rv = rv;
+    comm->mgmt_net = w;
     pthread_mutex_unlock(&comm->lock);
     return;
   }
@@ -225,6 +282,8 @@ void sim_suspend_cancel(ncclComm_t comm) {
   sim_rv *rv = comm->mgmt_rv;
   comm->mgmt_rv = NULL;
   if (rv) sim_rv_leave(&comm->clique->splits, rv, comm->rank);
+  net_free(comm->mgmt_net);
+  comm->mgmt_net = NULL;
 }
 
 /* A previous non-blocking suspend or resume not yet settled: as NCCL's
@@ -232,7 +291,7 @@ void sim_suspend_cancel(ncclComm_t comm) {
 static bool busy(ncclComm_t comm, const char *op) {
   sim_suspend_poll(comm);
   sim_mutex_lock(&comm->lock);
-  bool b = comm->mgmt_rv != NULL;
+  bool b = comm->mgmt_rv != NULL || comm->mgmt_net != NULL;
   pthread_mutex_unlock(&comm->lock);
   if (b)
     SIM_WARN(SIM_INIT, "%s: rank %d's previous suspend or resume is still in progress; poll ncclCommGetAsyncError "

@@ -229,6 +229,11 @@ typedef struct sim_group_job {
   /* Optional: run for every job of the group before the first run (its
    * failure is recorded where run will find it). */
   void (*prepare)(struct sim_group_job *job);
+  /* Optional, likewise, before the first prepare: a step that other jobs'
+   * prepare may wait for (a management call across hosts completes its
+   * exchange and sends its child's hello to the bootstrap root, which
+   * answers once every rank's hello has come). */
+  void (*start)(struct sim_group_job *job);
 } sim_group_job;
 ncclResult_t sim_group_add_job(sim_group_job *job);
 /* Drops the calling thread's not-yet-launched tasks and jobs of `comm`

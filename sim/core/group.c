@@ -160,9 +160,12 @@ SIM_EXPORT ncclResult_t ncclGroupStart(void) {
 
 static ncclResult_t run_jobs(void) {
   ncclResult_t first = ncclSuccess;
-  /* Every job's first step before any job waits (an init across hosts
+  /* Every job's first steps before any job waits (an init across hosts
    * hears from its bootstrap root, and only then joins its host's ranks,
-   * which may be the group's later jobs). */
+   * which may be the group's later jobs; a management call across hosts
+   * first completes its exchange, with every rank of the group posted). */
+  for (sim_group_job *j = jobs_head; j; j = j->next)
+    if (j->start) j->start(j);
   for (sim_group_job *j = jobs_head; j; j = j->next)
     if (j->prepare) j->prepare(j);
   while (jobs_head) {

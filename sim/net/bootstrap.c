@@ -7,10 +7,18 @@
  * when every rank of the id has said hello it answers all of them with the
  * table and forgets the key, as NCCL's root serves one communicator. A
  * round that is still short of ranks at NCCLSIM_TIMEOUT is answered with a
- * failure that names the missing ranks. A hello that disagrees with the
- * round (another nranks, a rank claimed twice) fails the whole round at
- * once, every rank told both values, and spends the key: ranks still to
- * come are refused with the same reason.
+ * failure that names the missing ranks, and spends the key. A hello that
+ * disagrees with the round (another nranks, a rank claimed twice) fails the
+ * whole round at once, every rank told both values, and spends the key:
+ * ranks still to come are refused with the same reason.
+ *
+ * Keys. A spent key of ncclGetUniqueId's stays on record, so that a second
+ * use of the id is told why it is refused. An id that ncclsim makes for
+ * its own use (a child of ncclCommSplit or ncclCommShrink across hosts)
+ * is registered `once`: its record goes as soon as its round ends, either
+ * way. Its maker releases it when no round will come (another candidate
+ * became the color's id, or the call failed before this rank's hello): the
+ * record goes at once, and a round already under way fails at once.
  *
  * A rank: connects, says hello and goes on (ncclCommInitRank never waits
  * here for other ranks: one thread may init several ranks in a group); the
@@ -81,6 +89,8 @@ typedef struct key_rec {
   struct key_rec *next;
   uint64_t secret;
   bool used;
+  bool once;    /* forgotten as its round ends (sim_net_root_open) */
+  bool expired; /* its round timed out */
   char *why; /* malloc'd: why its round failed, when its ranks disagreed */
 } key_rec;
 
@@ -146,6 +156,26 @@ static key_rec *key_find(uint64_t secret) {
   return NULL;
 }
 
+static void key_free(key_rec *k) {
+  key_rec **pp = &root.keys;
+  while (*pp != k) pp = &(*pp)->next;
+  *pp = k->next;
+  free(k->why);
+  free(k);
+}
+
+/* k's round ended (answered or failed): spent, and gone if once. */
+static void key_spend(key_rec *k) {
+  k->used = true;
+  if (k->once) key_free(k);
+}
+
+static void round_unlink(round *r) {
+  round **pp = &root.rounds;
+  while (*pp != r) pp = &(*pp)->next;
+  *pp = r->next;
+}
+
 /* A hello that disagrees with round r (`why`, naming both values): every
  * rank of r, and the newcomer on fd (of process pid), is told, and k is
  * spent with the reason. Ranks of other processes are told first: this
@@ -164,11 +194,9 @@ static void round_fail(round *r, key_rec *k, int fd, int pid, const char *why) {
         r->fd[i] = -1;
       }
   if (pid == self) answer_fail(fd, ncclInvalidUsage, msg);
-  k->used = true;
   k->why = strdup(why); /* NULL: later ranks hear only that the id is spent */
-  round **pp = &root.rounds;
-  while (*pp != r) pp = &(*pp)->next;
-  *pp = r->next;
+  key_spend(k);
+  round_unlink(r);
   round_free(r);
 }
 
@@ -186,10 +214,13 @@ static void on_hello(int fd, const sim_net_hello *h, uint8_t *addr) {
   }
   if (!k || k->used) {
     snprintf(why, sizeof why,
-             k ? "the bootstrap root refused rank %d: its unique id served a communicator already (an id serves one "
-                 "ncclCommInitRank round, as in NCCL)"
-               : "the bootstrap root refused rank %d: its unique id's key is not one this root made (a changed or "
-                 "corrupted id, or one from an earlier run)",
+             !k ? "the bootstrap root refused rank %d: its unique id's key is not one this root holds (a changed or "
+                  "corrupted id, one from an earlier run, or one that ncclsim made for a split or shrink whose round "
+                  "has ended)"
+             : k->expired ? "the bootstrap root refused rank %d: the round of its unique id timed out before every "
+                            "rank came (NCCLSIM_TIMEOUT), and an id serves one round"
+                          : "the bootstrap root refused rank %d: its unique id served a communicator already (an id "
+                            "serves one ncclCommInitRank round, as in NCCL)",
              (int)h->rank);
     SIM_WARN(SIM_INIT, "%s", why);
     free(addr);
@@ -250,22 +281,34 @@ static void on_hello(int fd, const sim_net_hello *h, uint8_t *addr) {
   r->entry[h->rank].host[SIM_NET_HOST_NAME - 1] = 0;
   if (++r->arrived < r->nranks) return;
   round_answer(r);
-  k->used = true;
-  round **pp = &root.rounds;
-  while (*pp != r) pp = &(*pp)->next;
-  *pp = r->next;
+  key_spend(k);
+  round_unlink(r);
   round_free(r);
 }
 
-/* Rounds past their deadline: the ranks in them learn who is missing. */
+/* Answers every rank of r with `status` and `why`, and ends r and its key. */
+static void round_end(round *r, ncclResult_t status, const char *why) {
+  for (int i = 0; i < r->nranks; i++)
+    if (r->fd[i] >= 0) {
+      answer_fail(r->fd[i], status, why);
+      r->fd[i] = -1;
+    }
+  key_rec *k = key_find(r->secret);
+  if (k) {
+    k->expired = status == ncclTimeout;
+    key_spend(k);
+  }
+  round_unlink(r);
+  round_free(r);
+}
+
+/* Rounds past their deadline: the ranks in them learn who is missing, and
+ * the key is spent. */
 static void expire(void) {
   uint64_t now = sim_now_ns();
-  for (round **pp = &root.rounds; *pp;) {
-    round *r = *pp;
-    if (now < r->deadline) {
-      pp = &r->next;
-      continue;
-    }
+  for (round *r = root.rounds, *next; r; r = next) {
+    next = r->next;
+    if (now < r->deadline) continue;
     char why[SIM_NET_WHY];
     int n = snprintf(why, sizeof why, "the bootstrap root waited NCCLSIM_TIMEOUT=%s s for rank(s) [",
                      sim_param_text(SIM_P_TIMEOUT));
@@ -277,13 +320,7 @@ static void expire(void) {
       }
     snprintf(why + n, sizeof why - (size_t)n, "] of %d to init with the unique id", r->nranks);
     SIM_WARN(SIM_INIT, "%s", why);
-    for (int i = 0; i < r->nranks; i++)
-      if (r->fd[i] >= 0) {
-        answer_fail(r->fd[i], ncclTimeout, why);
-        r->fd[i] = -1;
-      }
-    *pp = r->next;
-    round_free(r);
+    round_end(r, ncclTimeout, why);
   }
 }
 
@@ -352,7 +389,7 @@ static ncclResult_t root_start(void) {
   return ncclSuccess;
 }
 
-ncclResult_t sim_net_root_open(uint64_t secret, sim_net_addr *addr) {
+ncclResult_t sim_net_root_open(uint64_t secret, bool once, sim_net_addr *addr) {
   ncclResult_t res = ncclSuccess;
   key_rec *k = malloc(sizeof *k);
   if (!k) return ncclSystemError;
@@ -363,11 +400,40 @@ ncclResult_t sim_net_root_open(uint64_t secret, sim_net_addr *addr) {
     res = root_start();
   }
   if (res == ncclSuccess) {
-    *k = (key_rec){root.keys, secret, false, NULL};
+    *k = (key_rec){root.keys, secret, false, once, false, NULL};
     root.keys = k;
     *addr = root.addr;
   }
   pthread_mutex_unlock(&root.lock);
   if (res != ncclSuccess) free(k);
   return res;
+}
+
+void sim_net_root_release(uint64_t secret) {
+  pthread_mutex_lock(&root.lock);
+  key_rec *k = key_find(secret);
+  if (k && !k->used) {
+    round *r = root.rounds;
+    while (r && r->secret != secret) r = r->next;
+    k->once = true;
+    if (r) {
+      char why[SIM_NET_WHY];
+      snprintf(why, sizeof why, "the bootstrap root ended the round of a unique id that its maker withdrew: the "
+               "call that made it (a split or shrink across hosts) failed before that rank could init");
+      SIM_WARN(SIM_INIT, "%s", why);
+      round_end(r, ncclRemoteError, why);
+    } else {
+      key_free(k);
+    }
+  }
+  pthread_mutex_unlock(&root.lock);
+}
+
+int sim_net_root_keys(int *open) {
+  int n = 0, o = 0;
+  pthread_mutex_lock(&root.lock);
+  for (key_rec *k = root.keys; k; k = k->next) n++, o += !k->used;
+  pthread_mutex_unlock(&root.lock);
+  if (open) *open = o;
+  return n;
 }

@@ -76,9 +76,20 @@ bool sim_net_host_set(void);
 const char *sim_net_host_name(void);
 
 /* The root side: starts this process's bootstrap root if it is not running
- * and registers `secret` as a key it accepts once. ncclSystemError (with a
- * WARN) if no interface or socket can be had. */
-ncclResult_t sim_net_root_open(uint64_t secret, sim_net_addr *addr);
+ * and registers `secret` as a key it accepts for one round. `once`: an id
+ * that ncclsim makes for its own use (a split's or shrink's child), whose
+ * record goes as its round ends rather than stay to refuse a second use.
+ * ncclSystemError (with a WARN) if no interface or socket can be had. */
+ncclResult_t sim_net_root_open(uint64_t secret, bool once, sim_net_addr *addr);
+/* Withdraws a key of this process's root that no rank will init with (it
+ * must not be one this process's ranks have said hello with): its record
+ * goes now; a round under way with it fails at once, every rank in it told
+ * why. Nothing for a key that is spent or unknown. */
+void sim_net_root_release(uint64_t secret);
+/* The keys this process's root holds on record, spent or not; *open (may
+ * be NULL) those not spent, each of which would still start a round or is
+ * in one. Tests count them. */
+int sim_net_root_keys(int *open);
 
 /* A rank's side of the bootstrap. join connects and sends; it never waits
  * for other ranks. poll reads the root's answer: ncclInProgress until it
