@@ -135,9 +135,7 @@ DEVK_LIBS =
 else
 DEVK_NVCC = $(N4C_NVCC) -Xcompiler -fPIC $(BACKEND_CPPFLAGS)
 DEVK_DEPS =
-# nvcc takes the host linker's options as -Xlinker, not -Wl,
-devk_comma := ,
-DEVK_LIBS = $(patsubst -Wl$(devk_comma)%,-Xlinker %,$(BACKEND_LIBS))
+DEVK_LIBS = $(DEVK_NVCC_LIBS)
 endif
 devkdir = $(pkglibdir)
 devk_DATA = conformance/n4c-devk.so
