@@ -9,7 +9,7 @@ ncclsimdeviceinclude_HEADERS = sim/include/nccl_device/core.h
 noinst_HEADERS += sim/sim.h sim/transport.h sim/net/net.h sim/net/net_internal.h sim/p2p/p2p_internal.h sim/cuda/cuda_internal.h sim/core/core_internal.h sim/comm/comm_internal.h sim/coll/coll_internal.h \
 	sim/cuda/cuda.h sim/core/core.h sim/comm/comm.h sim/dev/dev.h \
 	sim/dev/dev_internal.h sim/rma/rma_internal.h \
-	sim/kernel/kernel_internal.h sim/nvcc/nvcc.h
+	sim/kernel/kernel.h sim/kernel/kernel_internal.h sim/nvcc/nvcc.h
 # The device side of CUDA, for programs built by ncclsim-nvcc: its headers
 # under $(includedir)/ncclsim, laid out as CUDA's (cooperative_groups/,
 # cuda/) and ncclsim's own (ncclsim_device/).

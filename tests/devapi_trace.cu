@@ -85,7 +85,7 @@ static void test_device_events(void **state) {
   json_array_foreach(evs, i, e) {
     int r;
     if (!strcmp(str(e, "name"), "thread_name") &&
-        sscanf(str(json_object_get(e, "args"), "name"), "rank %d kernels (device API)", &r) == 1 && r >= 0 &&
+        sscanf(str(json_object_get(e, "args"), "name"), "rank %d kernels", &r) == 1 && r >= 0 &&
         r < NRANKS)
       tid[r] = json_integer_value(json_object_get(e, "tid"));
   }
@@ -123,6 +123,20 @@ static void test_device_events(void **state) {
     }
   }
   for (int r = 0; r < NRANKS; r++) assert_true(wait_end[r] >= put_ts[(r + NRANKS - 1) % NRANKS]);
+  /* the kernel itself, on the same track, around its device events */
+  for (int r = 0; r < NRANKS; r++) {
+    int kernels = 0;
+    json_array_foreach(evs, i, e) {
+      if (strcmp(str(e, "ph"), "X") || strcmp(str(e, "cat"), "kernel") ||
+          json_integer_value(json_object_get(e, "tid")) != tid[r])
+        continue;
+      kernels++;
+      assert_non_null(strstr(str(e, "name"), "traced"));
+      assert_non_null(strstr(str(json_object_get(e, "args"), "in"), "grid (1,1,1), block ("));
+      assert_true(real(e, "ts") <= put_ts[r] && real(e, "ts") + real(e, "dur") >= wait_end[r]);
+    }
+    assert_int_equal(kernels, 1);
+  }
   json_decref(root);
 }
 

@@ -202,6 +202,7 @@ ncclResult_t sim_clique_create(ncclComm_t *comms, int nranks, uint64_t key, sim_
     ncclComm_t m = comms[r];
     if (!m) continue;
     m->clique = c;
+    sim_trace_rank_device(c, r, m->device); /* its kernels on its track */
     if (net) {
       m->node = net->host[r];
       m->lsa_rank = net->host_rank[r];

@@ -258,6 +258,9 @@ ncclResult_t sim_group_error(ncclResult_t res);
 /* Registers a new clique (comm/clique.c): ncclSystemError, nothing left,
  * out of memory. fini unregisters it before it is freed. */
 ncclResult_t sim_trace_clique_init(sim_clique *c);
+/* The device that rank uses in this process (comm/clique.c, after init):
+ * its kernels go on its track of the timeline. */
+void sim_trace_rank_device(sim_clique *c, int rank, int device);
 void sim_trace_clique_fini(sim_clique *c);
 /* The host thread launches t (enqueue); a stream worker starts it (before
  * post) and ends it (after wait, or when it was not run). The end only

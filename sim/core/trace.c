@@ -38,13 +38,14 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "../kernel/kernel.h"
 #include "core_internal.h"
 #ifdef HAVE_JANSSON
 #include <jansson.h>
 #endif
 
 enum { EV_X = 0, EV_ENQ = 1 };
-enum { F_PEER = 1, F_SEQ = 2, F_SEND = 4, F_RECV = 8, F_COLL = 16, F_SIG = 32, F_WAIT = 64, F_DEV = 128 };
+enum { F_PEER = 1, F_SEQ = 2, F_SEND = 4, F_RECV = 8, F_COLL = 16, F_SIG = 32, F_WAIT = 64, F_DEV = 128, F_KERNEL = 256 };
 /* The track of a rank's kernels' device-API events (sim_trace_device). */
 static const char device_track;
 /* A wait's flows drawn at most: one per signal it consumes. */
@@ -86,6 +87,7 @@ typedef struct ev_chunk {
 typedef struct {
   _Alignas(64) _Atomic int lock;
   int pid;       /* the process of the rank's timeline (ranks as processes) */
+  _Atomic int device; /* the rank's device in this process, + 1 (0: none here) */
   uint64_t head; /* records written so far */
   size_t pos;    /* head % cap, kept without a division (two a record cost 10 ns) */
   trace_rec *rec;
@@ -464,6 +466,40 @@ bool sim_trace_timeline(const sim_clique *c) {
   return tc && tc->full;
 }
 
+/* A kernel that ran on `device` (kernel/grid.c's hook): a span on the
+ * kernels' track of each traced rank of this process on that device. */
+static void trace_kernel(int device, const char *name, uint64_t t0, uint64_t t1, const char *desc) {
+  sim_mutex_lock(&reg_lock);
+  for (trace_clique *tc = reg_head.next; tc != &reg_head; tc = tc->next)
+    if (tc->full)
+      for (int r = 0; r < tc->nranks; r++)
+        if (atomic_load_explicit(&tc->ring[r].device, memory_order_relaxed) == device + 1) {
+          trace_ev e;
+          memset(&e, 0, sizeof e);
+          e.r.name = name;
+          e.r.stream = &device_track;
+          e.r.t0 = t0;
+          e.r.t1 = t1 > t0 ? t1 : t0 + 1;
+          e.r.peer = -1;
+          e.r.result = ncclSuccess;
+          e.r.flags = F_DEV | F_KERNEL;
+          e.key = tc->key;
+          e.rank = r;
+          e.nranks = tc->nranks;
+          e.ph = EV_X;
+          snprintf(e.desc, sizeof e.desc, "%s", desc);
+          full_append(tc, &e);
+        }
+  pthread_mutex_unlock(&reg_lock);
+}
+
+void sim_trace_rank_device(sim_clique *c, int rank, int device) {
+  trace_clique *tc = c->trace;
+  if (!tc || rank < 0 || rank >= tc->nranks || device < 0) return;
+  atomic_store(&tc->ring[rank].device, device + 1);
+  if (tc->full) sim_k_trace_hook(trace_kernel); /* kernels cost a clock read from now on */
+}
+
 void sim_trace_device(sim_clique *c, int rank, const char *name, uint64_t t0, uint64_t t1, int peer, size_t bytes,
                       const char *desc) {
   trace_clique *tc = c->trace;
@@ -609,7 +645,7 @@ static int write_events(const char *path, ev_iter *it, const char *why) {
       if (!grow((void **)&tracks, &ctracks, ntracks, sizeof *tracks)) break;
       tracks[ntracks++] = (track){e->key, e->rank, e->r.stream};
       char name[64];
-      if (e->r.stream == &device_track) snprintf(name, sizeof name, "rank %d kernels (device API)", e->rank);
+      if (e->r.stream == &device_track) snprintf(name, sizeof name, "rank %d kernels", e->rank);
       else snprintf(name, sizeof name, "rank %d stream %d", e->rank, idx);
       emit(&w, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph", "M", "pid", (int)p, "tid",
                          tid, "args", "name", name));
@@ -627,7 +663,8 @@ static int write_events(const char *path, ev_iter *it, const char *why) {
       json_t *args = json_pack("{s:s}", "in", e->desc);
       if (args && e->r.bytes) json_object_set_new(args, "bytes", json_integer((json_int_t)e->r.bytes));
       if (args && (e->r.flags & F_PEER)) json_object_set_new(args, "peer", json_integer(e->r.peer));
-      emit(&w, json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:o}", "name", e->r.name, "cat", "device", "ph", "X",
+      emit(&w, json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:o}", "name", e->r.name, "cat",
+                         e->r.flags & F_KERNEL ? "kernel" : "device", "ph", "X",
                          "pid", (int)p, "tid", tid, "ts", ts, "dur", us(t1) - ts > 0 ? us(t1) - ts : 0.001, "args",
                          args));
       continue;

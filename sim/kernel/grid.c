@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel.h"
 #include "kernel_internal.h"
 
 static void ring_of(kgrid *g, unsigned nblocks) {
@@ -106,7 +107,24 @@ static void run_blocks(kgrid *g) {
   }
 }
 
+static _Atomic(sim_k_trace_fn) trace_fn;
+
+void sim_k_trace_hook(sim_k_trace_fn fn) { atomic_store(&trace_fn, fn); }
+
+/* The timeline's record of a run that ended (sim_k_trace_hook). */
+static void traced(sim_k_trace_fn fn, const kgrid *g, uint64_t t0, cudaError_t err) {
+  uint64_t t1 = sim_ticks();
+  const __ncclsim_launch *l = g->l;
+  char desc[192];
+  snprintf(desc, sizeof desc, "grid (%u,%u,%u), block (%u,%u,%u), %zu bytes of dynamic shared memory, launched at %s:%d%s%s",
+           l->grid.x, l->grid.y, l->grid.z, l->block.x, l->block.y, l->block.z, l->smem, l->file ? l->file : "?",
+           l->line, err != cudaSuccess ? ": " : "", err != cudaSuccess ? cudaGetErrorName(err) : "");
+  fn(g->device, g->pretty ? g->pretty : l->name ? l->name : "kernel", t0, t1, desc);
+}
+
 cudaError_t sim_k_run(__ncclsim_launch *l, int device) {
+  sim_k_trace_fn tfn = atomic_load_explicit(&trace_fn, memory_order_acquire);
+  uint64_t t0 = tfn ? sim_ticks() : 0;
   kgrid *g = &mine.g;
   if (!mine.ring_cap) { /* the worker's first launch */
     pthread_once(&mine_once, mine_key_make);
@@ -144,6 +162,7 @@ cudaError_t sim_k_run(__ncclsim_launch *l, int device) {
     sim_free(g->ring);
   }
   cudaError_t err = g->err;
+  if (tfn) traced(tfn, g, t0, err);
   if (err != cudaSuccess) {
     char where[256];
     sim_k_where(g, NULL, where, sizeof where);
