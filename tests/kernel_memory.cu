@@ -207,6 +207,46 @@ static void test_printf(void **state) {
   assert_int_equal(v, 8650752);
 }
 
+/* cudaFree and cudaFreeHost wait for the device's work, as CUDA 13's do
+ * (measured on an H100: both returned once a 200 ms kernel on another,
+ * non-blocking stream had ended): a kernel still running may use the
+ * memory (before, the kernel wrote into freed memory, which
+ * AddressSanitizer caught). */
+__global__ void late_write(volatile int *spin, int *out) {
+  for (int i = 0; i < 2000000 && *spin == 0; i++) {
+  }
+  out[threadIdx.x] = 7;
+}
+
+static void test_free_waits_for_kernels(void **state) {
+  (void)state;
+  int *spin, *out, *other;
+  assert_int_equal(cudaMalloc(&spin, sizeof(int)), cudaSuccess);
+  assert_int_equal(cudaMemset(spin, 0, sizeof(int)), cudaSuccess);
+  assert_int_equal(cudaMalloc(&out, 32 * sizeof(int)), cudaSuccess);
+  assert_int_equal(cudaMalloc(&other, sizeof(int)), cudaSuccess);
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  late_write<<<1, 32, 0, s>>>(spin, out);
+  assert_int_equal(cudaFree(other), cudaSuccess);
+  /* device memory is the host's here: the kernel has written by now */
+  for (int i = 0; i < 32; i++) assert_int_equal(out[i], 7);
+  late_write<<<1, 32, 0, s>>>(spin, out);
+  assert_int_equal(cudaFree(out), cudaSuccess); /* the kernel's own buffer */
+  assert_int_equal(cudaStreamQuery(s), cudaSuccess);
+  /* cudaFreeHost waits for the device's work too (measured on an H100) */
+  int *pinned, *again;
+  assert_int_equal(cudaMallocHost(&pinned, sizeof(int)), cudaSuccess);
+  assert_int_equal(cudaMalloc(&again, 32 * sizeof(int)), cudaSuccess);
+  late_write<<<1, 32, 0, s>>>(spin, again);
+  assert_int_equal(cudaFreeHost(pinned), cudaSuccess);
+  assert_int_equal(cudaStreamQuery(s), cudaSuccess);
+  assert_int_equal(again[31], 7);
+  assert_int_equal(cudaFree(again), cudaSuccess);
+  assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
+  assert_int_equal(cudaFree(spin), cudaSuccess);
+}
+
 /* CUDA's C++ allocation forms: any pointer type, and a pool named. */
 __global__ void twice(float *p) { p[threadIdx.x] *= 2; }
 
@@ -235,7 +275,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shared),         cmocka_unit_test(test_shared_overflow),
       cmocka_unit_test(test_device_symbols), cmocka_unit_test(test_printf),
-      cmocka_unit_test(test_cxx_allocation_forms),
+      cmocka_unit_test(test_cxx_allocation_forms), cmocka_unit_test(test_free_waits_for_kernels),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,10 @@ cudaError_t sim_cuda_error(cudaError_t err);
 /* Waits until every op enqueued on s so far has run; returns the stream's
  * sticky error. */
 cudaError_t sim_stream_drain(sim_stream *s);
+/* Waits for every stream of `device`; with `take`, as a device
+ * synchronize, returning and clearing the first of their errors, else
+ * leaving them to the next synchronize (stream.c). */
+cudaError_t sim_device_drain(int device, bool take);
 
 /* A marker: an op with nothing to run, whose mark() publishes that the
  * stream reached it (an event's completion). mark() runs under the

@@ -292,8 +292,14 @@ SIM_EXPORT cudaError_t cudaFree(void *p) {
   /* cudaMallocAsync's memory goes back to its pool; memory freed in stream
    * order already is a double free (mempool.c says which). */
   sim_alloc_info a;
-  if (sim_mem_lookup(p, &a) && (a.flags & (SIM_MEM_F_POOL | SIM_MEM_F_FREED)))
-    return sim_cuda_error(sim_mempool_free_now(p));
+  bool known = sim_mem_lookup(p, &a);
+  if (known && (a.flags & (SIM_MEM_F_POOL | SIM_MEM_F_FREED))) return sim_cuda_error(sim_mempool_free_now(p));
+  /* CUDA's cudaFree waits for the device's work first (an implicit
+   * synchronization: CUDA 13 on an H100 returned once a kernel running on
+   * another, non-blocking stream had ended, whatever memory it used); a
+   * kernel or copy still queued may use the memory. cudaMallocAsync's
+   * memory did not wait there (mempool.c). */
+  if (known && a.kind == SIM_MEM_DEVICE && a.device >= 0) sim_device_drain(a.device, false);
   return sim_cuda_error(sim_mem_free(p, SIM_MEM_DEVICE));
 }
 
@@ -322,6 +328,10 @@ SIM_EXPORT cudaError_t cudaFreeHost(void *p) {
   if (!p) return cudaSuccess;
   cudaError_t cap = sim_capture_unsafe("cudaFreeHost");
   if (cap != cudaSuccess) return sim_cuda_error(cap);
+  /* As cudaFree, it waits for the (current) device's work first: CUDA 13
+   * on an H100 returned only once a kernel running there had ended. */
+  sim_alloc_info a;
+  if (sim_mem_lookup(p, &a) && a.kind == SIM_MEM_HOST) sim_device_drain(sim_current_device(), false);
   return sim_cuda_error(sim_mem_free(p, SIM_MEM_HOST));
 }
 

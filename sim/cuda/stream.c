@@ -447,20 +447,33 @@ cudaError_t sim_stream_enqueue_marker(sim_stream *s, sim_marker *m) {
   return sim_stream_enqueue(s, &m->op);
 }
 
-cudaError_t sim_stream_drain(sim_stream *s) {
+/* Waits for what s holds now; its error is kept for the next synchronize. */
+static void stream_wait(sim_stream *s) {
   /* Every op that can block has its own deadline, so this wait ends. */
   sim_count_wait(&s->completed, atomic_load(&s->enqueued), UINT64_MAX);
+}
+
+cudaError_t sim_stream_drain(sim_stream *s) {
+  stream_wait(s);
   return (cudaError_t)atomic_exchange(&s->err, cudaSuccess);
 }
 
+/* take: a synchronize, which returns (and clears) the first of the
+ * streams' errors; otherwise a wait that leaves them (cudaFree). */
+static cudaError_t drain_one(sim_stream *s, bool take) {
+  if (take) return sim_stream_drain(s);
+  stream_wait(s);
+  return cudaSuccess;
+}
+
 /* Drains every stream of a device. */
-static cudaError_t device_drain(int device) {
+cudaError_t sim_device_drain(int device, bool take) {
   /* Snapshot the device's live streams, then drain each outside the lock. */
   sim_stream *list[256];
   int n = 0;
   cudaError_t first = cudaSuccess;
   sim_stream *d = default_stream(device);
-  if (d) first = sim_stream_drain(d);
+  if (d) first = drain_one(d, take);
   sim_mutex_lock(&streams_lock);
   sim_stream *p = all_streams;
   pthread_mutex_unlock(&streams_lock);
@@ -471,7 +484,7 @@ static cudaError_t device_drain(int device) {
       list[n++] = p;
       if (n == (int)(sizeof list / sizeof list[0])) {
         for (int i = 0; i < n; i++) {
-          cudaError_t e = sim_stream_drain(list[i]);
+          cudaError_t e = drain_one(list[i], take);
           if (first == cudaSuccess) first = e;
         }
         n = 0;
@@ -479,7 +492,7 @@ static cudaError_t device_drain(int device) {
     }
   }
   for (int i = 0; i < n; i++) {
-    cudaError_t e = sim_stream_drain(list[i]);
+    cudaError_t e = drain_one(list[i], take);
     if (first == cudaSuccess) first = e;
   }
   return first;
@@ -699,7 +712,7 @@ SIM_EXPORT cudaError_t cudaDeviceSynchronize(void) {
   int device = sim_current_device();
   cudaError_t err = sim_capture_sync_device(device);
   if (err != cudaSuccess) return sim_cuda_error(err);
-  err = device_drain(device);
+  err = sim_device_drain(device, true);
   sim_mempool_synced();
   sim_cuda_synced(device);
   if (err == cudaSuccess) err = sim_cuda_sticky(device); /* a kernel faulted */
