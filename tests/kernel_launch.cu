@@ -6,6 +6,8 @@
 #include "kernel_test.h"
 
 #include <cooperative_groups.h>
+#include <cstdio>
+#include <ncclsim.h>
 
 __global__ void fill(int *p, int v, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) p[i] = v + i;
@@ -372,6 +374,13 @@ static void test_stream_order(void **state) {
 }
 
 int main(void) {
+  /* Kernels register before main; the simulator's allocator must not be
+   * touched then (its first use fixes the process's memory mode, which
+   * ranks across hosts set later): no allocation of its own so far. */
+  if (ncclsimAllocFailAfter(0) != 0) {
+    fprintf(stderr, "kernel_launch: the simulator allocated before main\n");
+    return 1;
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_launch_plain),       cmocka_unit_test(test_launch_templates),
       cmocka_unit_test(test_launch_pointer),     cmocka_unit_test(test_cuda_launch_kernel),

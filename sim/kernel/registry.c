@@ -27,9 +27,13 @@ static size_t slot(const void *kernel, size_t n) {
   return (size_t)(h >> 20) & (n - 1);
 }
 
+/* The C library's allocator, not sim_calloc: kernels register before
+ * main (static constructors), and the simulator's allocator fixes the
+ * process's memory mode at its first use (ranks across hosts choose it
+ * later); the table lives as long as the process. */
 static bool grow(void) {
   size_t ncap = cap ? 2 * cap : 64;
-  kentry **t = sim_calloc(ncap, sizeof *t);
+  kentry **t = calloc(ncap, sizeof *t);
   if (!t) return false;
   for (size_t i = 0; i < cap; i++)
     if (table[i]) {
@@ -37,7 +41,7 @@ static bool grow(void) {
       while (t[j]) j = (j + 1) & (ncap - 1);
       t[j] = table[i];
     }
-  sim_free(table);
+  free(table);
   table = t;
   cap = ncap;
   return true;
