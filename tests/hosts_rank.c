@@ -387,42 +387,72 @@ static int rma(ncclComm_t *comms, int first, int count, int nranks) {
  * then one with a FULL GIN connection and 4 signals, which succeeds when
  * every rank of every host supports GIN (want_gin) and fails with
  * ncclInvalidArgument naming GIN when one host's ranks do not. What they
- * report: the rank, the LSA team (the host) and the teams (the hosts). */
-static int devcomms(ncclComm_t *comms, int first, int count, int nranks, int hosts, bool want_gin) {
-  for (int i = 0; i < count; i++) {
-    ncclCommProperties_t props = NCCL_COMM_PROPERTIES_INITIALIZER;
-    ncclResult_t r = ncclCommQueryProperties(comms[i], &props);
-    if (r != ncclSuccess) return fail("ncclCommQueryProperties", r);
-    for (int gin = 0; gin < 2; gin++) {
-      ncclDevCommRequirements_t reqs = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
-      ncclDevComm_t dc;
-      if (gin) {
-        reqs.ginConnectionType = NCCL_GIN_CONNECTION_FULL;
-        reqs.ginSignalCount = 4;
-      }
-      r = ncclDevCommCreate(comms[i], &reqs, &dc);
-      if (gin && !want_gin) {
-        if (r != ncclInvalidArgument) return fail("a GIN device communicator with a host without GIN was not refused", r);
-        if (!strstr(ncclGetLastError(NULL), "not all ranks support GIN"))
-          return fail("the GIN device communicator's refusal does not say not all ranks support GIN", r);
-        continue;
-      }
-      if (r != ncclSuccess) return fail(gin ? "ncclDevCommCreate (FULL GIN)" : "ncclDevCommCreate (no GIN)", r);
-      int want_type = gin ? (int)NCCL_GIN_TYPE_PROXY : (int)NCCL_GIN_TYPE_NONE;
-      if (dc.rank != first + i || dc.nRanks != nranks || dc.nLsaTeams != hosts || dc.lsaSize != nranks / hosts ||
-          dc.lsaRank != (first + i) % (nranks / hosts) || (int)dc.ginType != want_type ||
-          dc.ginSignalCount != (gin ? 4 : 0)) {
-        fprintf(stderr,
-                "hosts_rank: rank %d: device communicator (GIN %d): rank %d of %d, LSA %d of %d, %d teams, GIN type "
-                "%d (want %d), %d signals\n",
-                first + i, gin, dc.rank, dc.nRanks, dc.lsaRank, dc.lsaSize, dc.nLsaTeams, (int)dc.ginType,
-                want_type, dc.ginSignalCount);
-        return 1;
-      }
-      if ((r = ncclDevCommDestroy(comms[i], &dc)) != ncclSuccess) return fail("ncclDevCommDestroy", r);
+ * report: the rank, the LSA team (the host) and the teams (the hosts).
+ * Across hosts a creation waits for every rank (its memory is registered
+ * for the other hosts, as NCCL's creation registers a window), and it is
+ * not offered inside a group: each rank of the process creates from a
+ * thread of its own. */
+typedef struct {
+  ncclComm_t comm;
+  int me, device, nranks, hosts;
+  bool want_gin;
+  int bad;
+} devcomm_job;
+
+static int devcomm_rank(ncclComm_t comm, int me, int nranks, int hosts, bool want_gin) {
+  ncclCommProperties_t props = NCCL_COMM_PROPERTIES_INITIALIZER;
+  ncclResult_t r = ncclCommQueryProperties(comm, &props);
+  if (r != ncclSuccess) return fail("ncclCommQueryProperties", r);
+  for (int gin = 0; gin < 2; gin++) {
+    ncclDevCommRequirements_t reqs = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
+    ncclDevComm_t dc;
+    if (gin) {
+      reqs.ginConnectionType = NCCL_GIN_CONNECTION_FULL;
+      reqs.ginSignalCount = 4;
     }
+    r = ncclDevCommCreate(comm, &reqs, &dc);
+    if (gin && !want_gin) {
+      if (r != ncclInvalidArgument) return fail("a GIN device communicator with a host without GIN was not refused", r);
+      if (!strstr(ncclGetLastError(NULL), "not all ranks support GIN"))
+        return fail("the GIN device communicator's refusal does not say not all ranks support GIN", r);
+      continue;
+    }
+    if (r != ncclSuccess) return fail(gin ? "ncclDevCommCreate (FULL GIN)" : "ncclDevCommCreate (no GIN)", r);
+    int want_type = gin ? (int)NCCL_GIN_TYPE_PROXY : (int)NCCL_GIN_TYPE_NONE;
+    if (dc.rank != me || dc.nRanks != nranks || dc.nLsaTeams != hosts || dc.lsaSize != nranks / hosts ||
+        dc.lsaRank != me % (nranks / hosts) || (int)dc.ginType != want_type || dc.ginSignalCount != (gin ? 4 : 0)) {
+      fprintf(stderr,
+              "hosts_rank: rank %d: device communicator (GIN %d): rank %d of %d, LSA %d of %d, %d teams, GIN type "
+              "%d (want %d), %d signals\n",
+              me, gin, dc.rank, dc.nRanks, dc.lsaRank, dc.lsaSize, dc.nLsaTeams, (int)dc.ginType, want_type,
+              dc.ginSignalCount);
+      return 1;
+    }
+    if ((r = ncclDevCommDestroy(comm, &dc)) != ncclSuccess) return fail("ncclDevCommDestroy", r);
   }
   return 0;
+}
+
+static void *devcomm_thread(void *arg) {
+  devcomm_job *j = arg;
+  cudaSetDevice(j->device); /* the rank's own, as at its init */
+  j->bad = devcomm_rank(j->comm, j->me, j->nranks, j->hosts, j->want_gin);
+  return NULL;
+}
+
+static int devcomms(ncclComm_t *comms, int first, int count, int nranks, int hosts, bool want_gin) {
+  devcomm_job jobs[MAXR];
+  pthread_t th[MAXR];
+  int bad = 0;
+  for (int i = 0; i < count; i++) {
+    jobs[i] = (devcomm_job){comms[i], first + i, i, nranks, hosts, want_gin, 0};
+    if (pthread_create(&th[i], NULL, devcomm_thread, &jobs[i]) != 0) return fail("pthread_create", ncclSystemError);
+  }
+  for (int i = 0; i < count; i++) {
+    pthread_join(th[i], NULL);
+    bad |= jobs[i].bad;
+  }
+  return bad;
 }
 
 /* One rank's splits, on a thread of its own: a split is collective and
