@@ -75,7 +75,7 @@ sim_ncclsim_nvcc_CPPFLAGS = -I$(top_builddir) $(LIBCLANG_CFLAGS) \
 	-DNVCC_INSTALL_PREFIX='"$(prefix)"' -DNVCC_INSTALL_BINDIR='"$(bindir)"' \
 	-DNVCC_INSTALL_INCLUDE='"$(ncclsimincludedir)"' -DNVCC_INSTALL_LIBDIR='"$(libdir)"' \
 	-DNVCC_BUILD_INCLUDE='"$(abs_top_srcdir)/sim/include"' -DNVCC_BUILD_LIBDIR='"$(abs_top_builddir)/sim/.libs"' \
-	-DNVCC_CLANG_RESOURCE='"$(NVCC_CLANG_RESOURCE)"' -DNVCC_CXX='"$(CXX)"'
+	-DNVCC_CLANG_RESOURCE='"$(NVCC_CLANG_RESOURCE)"' -DNVCC_CXX='"$(CXX)"' -DNVCC_SAN_LDFLAGS='"$(SAN_LDFLAGS)"'
 sim_ncclsim_nvcc_LDADD = $(LIBCLANG_LIBS)
 
 # ncclsim-trace-merge: one timeline from the per-process files of a job

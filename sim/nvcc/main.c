@@ -350,6 +350,9 @@ int main(int argc, char **argv) {
     strv_pushf(&ld, "-Wl,-rpath,%s", p.libdir);
     strv_push(&ld, "-lncclsim");
     strv_push(&ld, "-pthread");
+    /* A libncclsim built with sanitizers needs their runtimes first in the
+     * program's libraries (ASan refuses to start otherwise). */
+    strv_split(&ld, NVCC_SAN_LDFLAGS);
     rc = j.dryrun ? 0 : run_cmd(&ld, j.verbose) ? 1 : 0;
     strv_free(&ld);
   }

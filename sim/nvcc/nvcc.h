@@ -26,6 +26,8 @@ typedef struct strv {
 void strv_push(strv *s, const char *x);
 void strv_pushf(strv *s, const char *fmt, ...) NVCC_PRINTF(2, 3);
 void strv_append(strv *s, const strv *t);
+/* Pushes each word of `words` (split at blanks). */
+void strv_split(strv *s, const char *words);
 void strv_free(strv *s);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) NVCC_PRINTF(1, 2);

@@ -205,10 +205,7 @@ static int apply(job *j, const opt *o, const char *v, lang_t *force, bool *fwd_c
 
 static void split_env(const char *name, strv *out) {
   const char *e = getenv(name);
-  if (!e) return;
-  char *copy = xstrdup(e), *save = NULL;
-  for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) strv_push(out, t);
-  free(copy);
+  if (e) strv_split(out, e);
 }
 
 int nvcc_options(int argc, char **argv, job *j) {

@@ -87,6 +87,12 @@ void strv_append(strv *s, const strv *t) {
   for (size_t i = 0; i < t->n; i++) strv_push(s, t->v[i]);
 }
 
+void strv_split(strv *s, const char *words) {
+  char *copy = xstrdup(words), *save = NULL;
+  for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) strv_push(s, t);
+  free(copy);
+}
+
 void strv_free(strv *s) {
   for (size_t i = 0; i < s->n; i++) free(s->v[i]);
   free(s->v);
