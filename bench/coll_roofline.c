@@ -37,9 +37,18 @@
  * every rank has enqueued), as bench/signal_latency times its ping-pongs,
  * past the first calls, which absorb the gate's skew between the ranks
  * (start_time_ns, bench_warm in bench.h);
- * host_time_ns on the host clock, enqueues and synchronise included.
- * bench/latency-vs-mpi.sh sets them beside MPI_Allreduce of 8 bytes,
- * measured in the same run.
+ * host_time_ns on the host clock, enqueues and synchronise included;
+ * ctx_switches_per_call, the process's context switches (getrusage) from
+ * the gate's opening to the last call's end, per call: about 1 when the
+ * two ranks' stream workers share a CPU and every handoff between them is
+ * a switch (docs/ncclsim.md, "Speed"). At 2 ranks, bare_ns is the floor,
+ * measured in each repeat after the ranks' calls: two threads pinned to
+ * CPUs of their own (bench_pin) do what a 2-rank small allreduce does
+ * with no engine (each writes its input and the call's number into a line
+ * of its own, polls the other's as ncclsim does, 16 pauses then
+ * sched_yield, and adds them), and over_bare is time_ns over it, per
+ * repeat. bench/latency-vs-mpi.sh sets them beside MPI_Allreduce of 8
+ * bytes, measured in the same run.
  *
  * Output: key=value lines. Usage:
  *   coll_roofline [min_bytes [max_bytes [rank counts [repeats]]]]
@@ -54,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -307,6 +317,66 @@ static double bare_kernel(coll_t c, size_t bytes, int reps) {
   return (bench_now() - t0) / reps;
 }
 
+/* ---- the 2-rank 8-byte allreduce's floor (bare_ns, above) ----
+ * Each thread's input for call i goes into its line i % 2: a thread that
+ * saw its peer's call i knows the peer is done with its line of i - 1.
+ * BARE_CALLS calls or BARE_SECS seconds, whichever ends first (a thread
+ * pinned beside another program's may wait milliseconds a call): thread 0
+ * sets the last call, two past its own, which thread 1 has not passed. */
+enum { BARE_CALLS = 100000 };
+#define BARE_SECS 0.02
+typedef struct {
+  _Alignas(64) _Atomic int seq; /* the call whose input v holds */
+  float v[2];
+} bare_line;
+static bare_line bare_lines[2][2];
+static _Atomic int bare_last, bare_pinned;
+static double bare_secs;
+static float bare_sink[2];
+
+static void *bare_thread(void *arg) {
+  int me = (int)(long)arg, warm = BENCH_WARM_CALLS;
+  cpu_set_t old;
+  if (bench_pin(me, &old)) atomic_fetch_add(&bare_pinned, 1);
+  float acc = 0;
+  double t0 = 0;
+  int i = 1;
+  for (; i <= atomic_load(&bare_last); i++) {
+    if (i == warm + 1) t0 = bench_now();
+    if (me == 0 && i > warm && i % 256 == 0 && bench_now() - t0 > BARE_SECS) atomic_store(&bare_last, i + 2);
+    bare_line *mine = &bare_lines[me][i % 2], *peer = &bare_lines[!me][i % 2];
+    mine->v[0] = (float)me;
+    mine->v[1] = (float)i;
+    atomic_store_explicit(&mine->seq, i, memory_order_release);
+    for (int k = 0; atomic_load_explicit(&peer->seq, memory_order_acquire) != i; k++) {
+      if (k >= 16) sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+      else __builtin_ia32_pause();
+#endif
+    }
+    acc += mine->v[0] + peer->v[0] + mine->v[1] + peer->v[1];
+  }
+  if (me == 0) bare_secs = (bench_now() - t0) / (i - 1 - warm);
+  bare_sink[me] = acc;
+  return NULL;
+}
+
+/* Seconds per call of the floor, past its first BENCH_WARM_CALLS. */
+static double bare_allreduce8(void) {
+  pthread_t th[2];
+  memset(bare_lines, 0, sizeof bare_lines);
+  atomic_store(&bare_last, BARE_CALLS);
+  atomic_store(&bare_pinned, 0);
+  for (long t = 0; t < 2; t++) CHECK(pthread_create(&th[t], NULL, bare_thread, (void *)t) == 0, "pthread_create");
+  for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+  return bare_secs;
+}
+
+static long ctx_switches(void) {
+  struct rusage ru;
+  return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_nvcsw + ru.ru_nivcsw : 0;
+}
+
 static int clampi(double v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : (int)v; }
 
 /* One collective at one size: `repeats` rounds of the ranks' timing and the
@@ -323,17 +393,21 @@ static void measure(coll_t c, size_t bytes, int repeats) {
   int reps = clampi(25e9 * 0.05 / (1.5 * traffic), 2, 1000);
   cur_coll = c;
   cur_bytes = bytes;
-  double host_ns[MAX_REPEATS], start_ns[MAX_REPEATS];
+  double host_ns[MAX_REPEATS], start_ns[MAX_REPEATS], switches[MAX_REPEATS], bare_ns[MAX_REPEATS], over_bare[MAX_REPEATS];
+  long sw0 = 0;
+  bool bare = bytes < 1024 && nranks == 2;
   for (int rep = 0; rep < repeats; rep++) {
     pthread_barrier_wait(&bar); /* go */
     pthread_barrier_wait(&bar); /* warmed up */
     if (bytes < 1024) {
       pthread_barrier_wait(&bar); /* timed on the host clock */
       pthread_barrier_wait(&bar); /* enqueued behind the gate */
+      sw0 = ctx_switches();
       atomic_store(&gate_open, 1);
     }
     pthread_barrier_wait(&bar); /* timed */
     atomic_store(&gate_open, 0);
+    switches[rep] = (double)(ctx_switches() - sw0) / iters;
     t_coll[rep] = 0;
     host_ns[rep] = 0;
     start_ns[rep] = 0;
@@ -344,6 +418,10 @@ static void measure(coll_t c, size_t bytes, int repeats) {
       if (rank_secs[r] * 1e9 > host_ns[rep]) host_ns[rep] = rank_secs[r] * 1e9;
     }
     us[rep] = t_coll[rep] * 1e6;
+    if (bare) {
+      bare_ns[rep] = bare_allreduce8() * 1e9;
+      over_bare[rep] = bare_ns[rep] > 0 ? t_coll[rep] * 1e9 / bare_ns[rep] : 0;
+    }
     if (bytes >= 1024) {
       bw[rep] = all_core_bw(elems, reps);
       frac[rep] = traffic / bw[rep] / t_coll[rep];
@@ -358,11 +436,22 @@ static void measure(coll_t c, size_t bytes, int repeats) {
     for (int rep = 0; rep < repeats; rep++) us[rep] *= 1000;
     x = bench_stats(us, repeats);
     bench_spread h = bench_stats(host_ns, repeats), st = bench_stats(start_ns, repeats);
+    bench_spread sw = bench_stats(switches, repeats);
     printf("bench=coll_roofline coll=%s ranks=%d bytes=%zu iters=%d repeats=%d time_ns=%.0f time_ns_min=%.0f "
            "time_ns_max=%.0f host_time_ns=%.0f host_time_ns_min=%.0f host_time_ns_max=%.0f warm_calls=%d "
-           "start_time_ns=%.0f start_time_ns_min=%.0f start_time_ns_max=%.0f loadavg=%s\n",
+           "start_time_ns=%.0f start_time_ns_min=%.0f start_time_ns_max=%.0f ",
            coll_names[c], nranks, bytes, iters, repeats, x.med, x.min, x.max, h.med, h.min, h.max, bench_warm(iters),
-           st.med, st.min, st.max, bench_loadavg(la, sizeof la));
+           st.med, st.min, st.max);
+    printf(MMM("ctx_switches_per_call", sw, "%.2f"));
+    printf(" ");
+    if (bare) {
+      bench_spread b = bench_stats(bare_ns, repeats), o = bench_stats(over_bare, repeats);
+      printf(MMM("bare_ns", b, "%.0f"));
+      printf(" bare_pinned=%d ", atomic_load(&bare_pinned) == 2);
+      printf(MMM("over_bare", o, "%.2f"));
+      printf(" ");
+    }
+    printf("loadavg=%s\n", bench_loadavg(la, sizeof la));
     fflush(stdout);
     return;
   }
