@@ -513,17 +513,18 @@ cudaError_t sim_capture_host(sim_stream *s, cudaHostFn_t fn, void *arg) {
 
 /* ---- forbidden calls ---- */
 
-cudaError_t sim_capture_unsafe(const char *call) {
-  if (!atomic_load_explicit(&sim_capture_any, memory_order_relaxed) || tl_mode == cudaStreamCaptureModeRelaxed)
+/* `call` made by thread `self` (0: a thread that began no capture) in
+ * interaction mode `mode`. */
+static cudaError_t unsafe_as(const char *call, uint64_t self, enum cudaStreamCaptureMode mode) {
+  if (!atomic_load_explicit(&sim_capture_any, memory_order_relaxed) || mode == cudaStreamCaptureModeRelaxed)
     return cudaSuccess;
-  uint64_t self = sim_thread_self();
   uint64_t ids[4];
   enum cudaStreamCaptureMode modes[4];
   int n = 0;
   sim_mutex_lock(&lock);
   for (capture *c = captures; c; c = c->next) {
     bool mine = c->thread == self && c->mode != cudaStreamCaptureModeRelaxed;
-    bool global = tl_mode == cudaStreamCaptureModeGlobal && c->thread != self && c->mode == cudaStreamCaptureModeGlobal;
+    bool global = mode == cudaStreamCaptureModeGlobal && c->thread != self && c->mode == cudaStreamCaptureModeGlobal;
     if (!mine && !global) continue;
     char why[192];
     snprintf(why, sizeof why, "%s was called %s (a potentially unsafe call during a %s-mode capture)", call,
@@ -538,11 +539,19 @@ cudaError_t sim_capture_unsafe(const char *call) {
   pthread_mutex_unlock(&lock);
   if (!n) return cudaSuccess;
   SIM_WARN(SIM_STREAM,
-           "%s: not permitted while %s capture %llu%s is under way (this thread's capture interaction mode is %s); "
+           "%s: not permitted while %s capture %llu%s is under way (%s capture interaction mode is %s); "
            "the capture is invalidated. Make the call before the capture, or in relaxed mode "
            "(cudaStreamCaptureModeRelaxed, cudaThreadExchangeStreamCaptureMode)",
-           call, mode_name(modes[0]), (unsigned long long)ids[0], n > 1 ? " and others" : "", mode_name(tl_mode));
+           call, mode_name(modes[0]), (unsigned long long)ids[0], n > 1 ? " and others" : "",
+           self ? "this thread's" : "a new thread's", mode_name(mode));
   return cudaErrorStreamCaptureUnsupported;
+}
+
+cudaError_t sim_capture_unsafe(const char *call) { return unsafe_as(call, sim_thread_self(), tl_mode); }
+
+/* A new thread is in global interaction mode and began no capture. */
+cudaError_t sim_capture_unsafe_new_thread(const char *call) {
+  return unsafe_as(call, 0, cudaStreamCaptureModeGlobal);
 }
 
 cudaError_t sim_capture_refuse(sim_stream *s, const char *call, const char *why) {

@@ -170,6 +170,15 @@ static inline bool sim_stream_capturing(sim_stream *s) {
 }
 /* The capture s takes part in (a number unique in the process; 0: none). */
 uint64_t sim_stream_capture_id(sim_stream *s);
+/* A call that CUDA forbids while the calling thread is prohibited from
+ * potentially unsafe calls (its own global or thread-local capture, or,
+ * in global interaction mode, another thread's global capture): cudaSuccess,
+ * or cudaErrorStreamCaptureUnsupported after invalidating those captures
+ * (a WARN names the call). _new_thread: the call made by a new thread of
+ * the process instead (global interaction mode, no capture of its own), as
+ * NCCL's helper threads make calls for the caller (core/connect.c). */
+cudaError_t sim_capture_unsafe(const char *call);
+cudaError_t sim_capture_unsafe_new_thread(const char *call);
 /* Adds w as a kernel node of the capture that the n streams take part in
  * (one capture), depending on what each stream captured last; each
  * stream's next captured work then depends on it. The node takes w's

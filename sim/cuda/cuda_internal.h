@@ -86,12 +86,7 @@ void sim_peer_reset_device(int device);
  * each stream's capture (NULL: none), capture.c what it means. */
 void *sim_stream_capture(sim_stream *s);
 void sim_stream_capture_set(sim_stream *s, void *capture);
-/* A call that CUDA forbids while the calling thread is prohibited from
- * potentially unsafe calls (its own global or thread-local capture, or,
- * in global interaction mode, another thread's global capture): cudaSuccess,
- * or cudaErrorStreamCaptureUnsupported after invalidating those captures
- * (a WARN names the call). */
-cudaError_t sim_capture_unsafe(const char *call);
+/* sim_capture_unsafe is in cuda.h (core/connect.c uses it too). */
 /* `call` cannot be made on s, which captures: invalidates the capture;
  * cudaErrorStreamCaptureUnsupported (cudaErrorStreamCaptureInvalidated if
  * it was already), with a WARN saying `why`. */

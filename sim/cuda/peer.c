@@ -49,12 +49,18 @@ SIM_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer) {
 }
 
 /* Error order as measured with CUDA 13: flags, then the peer's ordinal,
- * then the peer being the current device itself. */
+ * then the peer being the current device itself. Forbidden during a
+ * global or thread-local capture (capture.c): NCCL 2.30.7's call from a
+ * capturing rank thread got cudaErrorStreamCaptureUnsupported on an H100;
+ * that this check comes before the table's (an already enabled peer) is
+ * assumed. */
 SIM_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) {
   if (flags != cudaPeerAccessDefault) return sim_cuda_error(cudaErrorInvalidValue);
   if (!device_ok(peer)) return sim_cuda_error(cudaErrorInvalidDevice);
   int self = sim_current_device();
   if (peer == self) return sim_cuda_error(cudaErrorPeerAccessUnsupported);
+  cudaError_t cap = sim_capture_unsafe("cudaDeviceEnablePeerAccess");
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   sim_mutex_lock(&peer_lock);
   unsigned char *s = slot(self, peer);
   cudaError_t err = !s ? cudaErrorMemoryAllocation : *s ? cudaErrorPeerAccessAlreadyEnabled : cudaSuccess;
