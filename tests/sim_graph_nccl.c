@@ -6,8 +6,10 @@
  * operations of one communicator in issue order (NCCL's graph mixing), and
  * the use NCCL_GRAPH_MIXING_SUPPORT=0 does not support; a group that mixes
  * captured and uncaptured streams of a communicator; the first-use
- * connections, made at the capture; one thread driving two ranks' graphs
- * (nccl-tests -G); a communicator destroyed before its graph's launch. */
+ * connections, made at the capture, and the peer access they enable
+ * between ranks of one process on two devices, which a capture forbids;
+ * one thread driving two ranks' graphs (nccl-tests -G); a communicator
+ * destroyed before its graph's launch. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -53,6 +55,15 @@ static cudaGraphExec_t instantiate(cudaGraph_t g) {
   return x;
 }
 
+/* The allreduce once outside any capture, so that the connections its
+ * capture needs exist: ranks of one process on two devices connect
+ * through peer access, which a thread-local capture forbids (measured on
+ * H100s; test_first_capture below). */
+static void warm_up(const void *in, void *out, size_t n, ncclComm_t comm, cudaStream_t s) {
+  assert_int_equal(ncclAllReduce(in, out, n, ncclInt32, ncclSum, comm, s), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+}
+
 /* ------------------------------------------------------------ allreduce */
 
 /* An allreduce captured between two copies (as measured on 2 x H100 with
@@ -63,6 +74,7 @@ static void allreduce_fn(rank_ctx *c) {
   cudaStream_t s = stream();
   int *hin = pinned(N * sizeof(int)), *hout = pinned(N * sizeof(int));
   int *din = dev(N * sizeof(int)), *dout = dev(N * sizeof(int));
+  warm_up(din, dout, N, c->comm, s);
   for (int i = 0; i < N; i++) hout[i] = -7;
   assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   assert_int_equal(cudaMemcpyAsync(din, hin, N * sizeof(int), cudaMemcpyHostToDevice, s), cudaSuccess);
@@ -112,6 +124,12 @@ static void ring_fn(rank_ctx *c) {
   cudaStream_t s = stream();
   int *send = dev(M * sizeof(int)), *recv = dev(M * sizeof(int)), *h = pinned(M * sizeof(int));
   int next = (c->rank + 1) % c->nranks, prev = (c->rank + c->nranks - 1) % c->nranks;
+  /* The ring once uncaptured: its links' first use (see warm_up). */
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  assert_int_equal(ncclSend(send, M, ncclInt32, next, c->comm, s), ncclSuccess);
+  assert_int_equal(ncclRecv(recv, M, ncclInt32, prev, c->comm, s), ncclSuccess);
+  assert_int_equal(ncclGroupEnd(), ncclSuccess);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
   assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   assert_int_equal(cudaMemcpyAsync(send, h, M * sizeof(int), cudaMemcpyHostToDevice, s), cudaSuccess);
   assert_int_equal(ncclGroupStart(), ncclSuccess);
@@ -209,6 +227,7 @@ static void mixing_fn(rank_ctx *c) {
   cudaStream_t s1 = stream(), s2 = stream();
   int *x = dev(256 * sizeof(int)), *y = dev(256 * sizeof(int));
   int h[256];
+  warm_up(x, x, 256, c->comm, s1);
   assert_int_equal(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   assert_int_equal(ncclAllReduce(x, x, 256, ncclInt32, ncclSum, c->comm, s1), ncclSuccess);
   cudaGraph_t g;
@@ -250,6 +269,7 @@ static void gate_fn(void *arg) {
 static void mixing_off_fn(rank_ctx *c) {
   cudaStream_t s1 = stream(), s2 = stream();
   int *x = dev(64 * sizeof(int));
+  warm_up(x, x, 64, c->comm, s1);
   assert_int_equal(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   assert_int_equal(ncclAllReduce(x, x, 64, ncclInt32, ncclSum, c->comm, s1), ncclSuccess);
   cudaGraph_t g;
@@ -304,7 +324,9 @@ static void group_mixed_fn(rank_ctx *c) {
   assert_int_equal(cudaGraphGetNodes(g, NULL, &n), cudaSuccess);
   assert_int_equal(n, 0);
   cudaGraphDestroy(g);
-  /* Two streams of one capture in a group: one node, joining both. */
+  /* Two streams of one capture in a group: one node, joining both (its
+   * connections made first: see warm_up). */
+  warm_up(x, x, 64, c->comm, s1);
   cudaEvent_t e;
   assert_int_equal(cudaEventCreate(&e), cudaSuccess);
   assert_int_equal(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal), cudaSuccess);
@@ -345,6 +367,7 @@ static void invalidated_fn(rank_ctx *c) {
   cudaStream_t s = stream();
   int *x = dev(64 * sizeof(int));
   void *p = NULL;
+  warm_up(x, x, 64, c->comm, s);
   assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   assert_int_equal(ncclAllReduce(x, x, 64, ncclInt32, ncclSum, c->comm, s), ncclSuccess);
   assert_int_equal(cudaMalloc(&p, 64), cudaErrorStreamCaptureUnsupported); /* its own capture forbids it */
@@ -368,6 +391,99 @@ static void invalidated_fn(rank_ctx *c) {
 static void test_invalidated(void **state) {
   (void)state;
   assert_int_equal(run_ranks(2, invalidated_fn, NULL), 0);
+}
+
+/* ------------------------------------- first connection in a capture */
+
+/* Ranks as threads of one process, each on its own device: NCCL's first
+ * connection enables peer access (cudaDeviceEnablePeerAccess), which the
+ * capturing thread may not call. Measured on 4 x H100 with NCCL 2.30.7:
+ * the first captured allreduce failed with "failed to peer with device
+ * N(=...): 900 operation not permitted when stream is capturing". A
+ * relaxed capture permits it; a warm-up outside the capture avoids it. */
+enum { FIRST_THREAD_LOCAL, FIRST_RELAXED, FIRST_WARMED };
+
+static void first_capture_fn(rank_ctx *c) {
+  int how = *(int *)c->arg, peer = 1 - c->rank;
+  cudaStream_t s = stream();
+  int *x = dev(64 * sizeof(int)), h[64];
+  for (int i = 0; i < 64; i++) h[i] = i + c->rank;
+  assert_int_equal(cudaMemcpy(x, h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess);
+  if (how == FIRST_WARMED) warm_up(x, x, 64, c->comm, s); /* 2i + 1 */
+  enum cudaStreamCaptureMode mode = how == FIRST_RELAXED ? cudaStreamCaptureModeRelaxed
+                                                         : cudaStreamCaptureModeThreadLocal;
+  assert_int_equal(cudaStreamBeginCapture(s, mode), cudaSuccess);
+  ncclResult_t res = ncclAllReduce(x, x, 64, ncclInt32, ncclSum, c->comm, s);
+  char last[512];
+  snprintf(last, sizeof last, "%s", ncclGetLastError(NULL));
+  cudaGraph_t g = NULL;
+  cudaError_t end = cudaStreamEndCapture(s, &g);
+  if (how == FIRST_THREAD_LOCAL) {
+    if (res != ncclInternalError) /* p2pMap's */
+      fail_msg("rank %d: the first captured allreduce: %s (%s)", c->rank, ncclGetErrorString(res), last);
+    char want[96];
+    snprintf(want, sizeof want, "failed to peer with device %d: 900 operation not permitted when stream is capturing",
+             peer);
+    if (strncmp(last, want, strlen(want)) != 0 || !strstr(last, "warm-up"))
+      fail_msg("rank %d: ncclGetLastError: %s", c->rank, last);
+    /* As any call that a capture forbids: the capture is invalidated. */
+    assert_int_equal(end, cudaErrorStreamCaptureInvalidated);
+    assert_null(g);
+    cudaGetLastError();
+  } else {
+    assert_int_equal(res, ncclSuccess);
+    assert_int_equal(end, cudaSuccess);
+    cudaGraphExec_t gx = instantiate(g);
+    assert_int_equal(cudaGraphLaunch(gx, s), cudaSuccess);
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 64; i++)
+      assert_int_equal(h[i], how == FIRST_WARMED ? 2 * (2 * i + 1) : 2 * i + 1);
+    cudaGraphExecDestroy(gx);
+    cudaGraphDestroy(g);
+  }
+  cudaFree(x);
+  cudaStreamDestroy(s);
+}
+
+static void test_first_capture(void **state) {
+  (void)state;
+  for (int how = FIRST_THREAD_LOCAL; how <= FIRST_WARMED; how++) assert_int_equal(run_ranks(2, first_capture_fn, &how), 0);
+}
+
+/* One thread driving two ranks in a group: NCCL connects them from one new
+ * thread each (several communicators connect), which a thread-local
+ * capture does not forbid (test_one_thread_graphs) and a global one does. */
+static void test_first_capture_global(void **state) {
+  (void)state;
+  ncclComm_t comms[2];
+  int devs[2] = {0, 1};
+  assert_int_equal(ncclCommInitAll(comms, 2, devs), ncclSuccess);
+  cudaStream_t s[2];
+  int *x[2];
+  for (int r = 0; r < 2; r++) {
+    assert_int_equal(cudaSetDevice(r), cudaSuccess);
+    s[r] = stream();
+    x[r] = dev(64 * sizeof(int));
+  }
+  for (int r = 0; r < 2; r++) assert_int_equal(cudaStreamBeginCapture(s[r], cudaStreamCaptureModeGlobal), cudaSuccess);
+  assert_int_equal(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 2; r++)
+    assert_int_equal(ncclAllReduce(x[r], x[r], 64, ncclInt32, ncclSum, comms[r], s[r]), ncclSuccess);
+  assert_int_equal(ncclGroupEnd(), ncclInternalError);
+  const char *last = ncclGetLastError(NULL);
+  if (strncmp(last, "failed to peer with device ", 27) != 0 || !strstr(last, "made by a new thread"))
+    fail_msg("ncclGetLastError: %s", last);
+  for (int r = 0; r < 2; r++) {
+    cudaGraph_t g = NULL;
+    assert_int_equal(cudaStreamEndCapture(s[r], &g), cudaErrorStreamCaptureInvalidated);
+    assert_null(g);
+    cudaFree(x[r]);
+    cudaStreamDestroy(s[r]);
+  }
+  cudaGetLastError();
+  for (int r = 0; r < 2; r++) assert_int_equal(ncclCommDestroy(comms[r]), ncclSuccess);
+  cudaSetDevice(0);
 }
 
 /* ---------------------------------------- one thread, two ranks, graphs */
@@ -459,6 +575,7 @@ static void update_fn(rank_ctx *c) {
   cudaStream_t s = stream();
   int *a = dev(32 * sizeof(int)), *b = dev(32 * sizeof(int)), h[32];
   cudaGraph_t ga, gb;
+  warm_up(a, a, 32, c->comm, s);
   for (int k = 0; k < 2; k++) {
     int *p = k ? b : a;
     assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
@@ -568,7 +685,8 @@ int main(void) {
       cmocka_unit_test(test_allreduce_replay), cmocka_unit_test(test_ring_replay),
       cmocka_unit_test(test_putsignal_replay), cmocka_unit_test(test_mixing),
       cmocka_unit_test(test_mixing_off),       cmocka_unit_test(test_group_mixed),
-      cmocka_unit_test(test_invalidated),      cmocka_unit_test(test_one_thread_graphs),
+      cmocka_unit_test(test_invalidated),      cmocka_unit_test(test_first_capture),
+      cmocka_unit_test(test_first_capture_global), cmocka_unit_test(test_one_thread_graphs),
       cmocka_unit_test(test_update),           cmocka_unit_test(test_alloc_failures),
   };
   return cmocka_run_group_tests_name("sim_graph_nccl", tests, NULL, NULL);

@@ -211,24 +211,28 @@ fail:
   return res;
 }
 
-ncclResult_t sim_capture_group(sim_task **list) {
+/* Every task's capture into *ids (sim_free it; NULL when none captures):
+ * ncclSystemError out of memory, ncclInvalidUsage (with NCCL's WARN) when
+ * a communicator's tasks are some captured and some not, or captured in
+ * two graphs. */
+static ncclResult_t group_ids(sim_task *list, uint64_t **out) {
+  *out = NULL;
   if (!atomic_load_explicit(&sim_capture_any, memory_order_relaxed)) return ncclSuccess;
-  /* Every task's capture, and the rule on each communicator's. */
   int n = 0;
-  for (sim_task *t = *list; t; t = t->next) n++;
+  for (sim_task *t = list; t; t = t->next) n++;
   uint64_t *ids = sim_malloc((size_t)(n ? n : 1) * sizeof *ids);
   if (!ids) return ncclSystemError;
   int k = 0;
   bool any = false;
-  for (sim_task *t = *list; t; t = t->next) any |= (ids[k++] = sim_stream_capture_id(t->stream)) != 0;
+  for (sim_task *t = list; t; t = t->next) any |= (ids[k++] = sim_stream_capture_id(t->stream)) != 0;
   if (!any) {
     sim_free(ids);
     return ncclSuccess;
   }
   int i = 0;
-  for (sim_task *t = *list; t; t = t->next, i++) {
+  for (sim_task *t = list; t; t = t->next, i++) {
     int j = 0;
-    for (sim_task *u = *list; u != t; u = u->next, j++)
+    for (sim_task *u = list; u != t; u = u->next, j++)
       if (u->comm == t->comm && ids[j] != ids[i]) {
         SIM_WARN(SIM_INIT,
                  "Streams given to a communicator within a NCCL group must either be all uncaptured or all captured "
@@ -238,6 +242,23 @@ ncclResult_t sim_capture_group(sim_task **list) {
         return ncclInvalidUsage;
       }
   }
+  *out = ids;
+  return ncclSuccess;
+}
+
+ncclResult_t sim_capture_group_check(sim_task *list) {
+  uint64_t *ids;
+  ncclResult_t res = group_ids(list, &ids);
+  sim_free(ids);
+  return res;
+}
+
+ncclResult_t sim_capture_group(sim_task **list) {
+  uint64_t *ids;
+  ncclResult_t res = group_ids(*list, &ids);
+  if (res != ncclSuccess || !ids) return res;
+  int n = 0, i;
+  for (sim_task *t = *list; t; t = t->next) n++;
   /* Each capture's tasks, in call order, become its node. */
   ncclResult_t first = ncclSuccess;
   for (;;) {

@@ -31,6 +31,10 @@
  * round's completion marks the connection made, which is what waiters
  * watch. Non-blocking communicators connect in NCCL's background thread,
  * not the caller's: here their operations simply meet on the stream.
+ *
+ * A connection to a rank of the same process on another device enables
+ * peer access once the ends have met, which a capture may forbid (below,
+ * "peer access").
  */
 #include "config.h"
 
@@ -100,6 +104,7 @@ typedef struct {
   bool host_only;       /* a leader's wait for its host's ranks, before its hellos */
   sim_ucx_op hello[2];  /* its own sent, the other end's received */
   uint8_t in;           /* the other end's hello */
+  int via, via_dev;     /* a peer reached through peer access, and its device (-1: none; see peer_access) */
 } need;
 
 static _Atomic int *flag_of(sim_clique *c, uint64_t key, bool host) {
@@ -151,6 +156,7 @@ static bool need_of(sim_task *t, need *nd) {
   nd->a = nd->b = -1;
   nd->arrived = nd->remote = nd->host_only = false;
   nd->in = 0;
+  nd->via = nd->via_dev = -1;
   if (!comm->blocking) return false;
   /* Across hosts (sim/net) a link to another host is hellos through UCX;
    * the comm-wide ones meet this host's ranks, then the leaders'
@@ -336,6 +342,90 @@ static ncclResult_t wait_local(need *nd) {
                        "this call would still be blocked)", what, sim_param_text(SIM_P_TIMEOUT), missing, rule_of(nd));
 }
 
+/* ------------------------------------------------------- peer access */
+
+/* NCCL's P2P transport reaches a rank of its own process on another
+ * device through peer access: p2pMap (src/transport/p2p.cc) calls
+ * cudaDeviceEnablePeerAccess at each end of each such connection, for
+ * every communicator, after the ends have exchanged their connection
+ * details; cudaErrorPeerAccessAlreadyEnabled is no error, any other is a
+ * WARN ("failed to peer with device N(=busId): code text", ncclGetLastError's
+ * text) and ncclInternalError. CUDA forbids the call to a thread whose own
+ * global or thread-local capture is under way, and to any thread in global
+ * interaction mode during another's global capture: measured on 4 x H100
+ * with NCCL 2.30.7, ranks as threads, the first captured allreduce (or
+ * group of sends and receives) failed so with 900. The calling thread
+ * makes the connections when one communicator of the group makes them,
+ * one new thread per communicator when several do (group.cc's
+ * asyncJobLaunch), in two phases: the point-to-point links of every
+ * communicator, then the collective connections clique by clique. */
+
+/* The device of `peer` when it lives in comm's process on another device;
+ * -1 otherwise (same device, another process or host, destroyed). */
+static int peer_device(ncclComm_t comm, int peer) {
+  sim_clique *c = comm->clique;
+  if (peer == comm->rank || sim_net_remote(c->net, peer)) return -1;
+  int dev = -1;
+  sim_mutex_lock(&c->lock); /* a rank's teardown clears its slot under it */
+  ncclComm_t m = c->ranks[peer];
+  if (m && m->pid == comm->pid && m->device != comm->device) dev = m->device;
+  pthread_mutex_unlock(&c->lock);
+  return dev;
+}
+
+/* A peer that nd's connection reaches through peer access, or -1 (*dev
+ * its device): a link's other end; for the collective connection the
+ * rank's ring neighbours (ncclsim's ring is in rank order). One-sided
+ * state is registered memory, no peer access (not checked). */
+static int peer_of(const need *nd, int *dev) {
+  *dev = -1;
+  ncclComm_t comm = nd->task->comm;
+  int me = comm->rank, n = nd->c->nranks;
+  int peers[2] = {-1, -1};
+  if (nd->a >= 0) peers[0] = me == nd->a ? nd->b : nd->a;
+  else if (nd->key >> 56 == KEY_COLL) peers[0] = (me + 1) % n, peers[1] = (me + n - 1) % n;
+  for (int i = 0; i < 2; i++)
+    if (peers[i] >= 0 && (*dev = peer_device(comm, peers[i])) >= 0) return peers[i];
+  return -1;
+}
+
+/* Whether nd's connection is made by a new thread: another communicator
+ * of the call makes connections of the same phase (links: any; collective:
+ * one of the same clique). */
+static bool on_new_thread(const need *needs, int n, const need *nd) {
+  bool link = nd->a >= 0;
+  for (int i = 0; i < n; i++) {
+    const need *o = &needs[i];
+    if (o->task->comm == nd->task->comm) continue;
+    if (link ? o->a >= 0 : o->a < 0 && o->key == nd->key && o->c == nd->c) return true;
+  }
+  return false;
+}
+
+/* After the ends have met: the peer access each connection enables. */
+static ncclResult_t peer_access(const need *needs, int n) {
+  if (!atomic_load_explicit(&sim_capture_any, memory_order_relaxed)) return ncclSuccess; /* nothing forbids it */
+  for (int i = 0; i < n; i++) {
+    const need *nd = &needs[i];
+    if (nd->remote || nd->via < 0) continue;
+    bool helper = on_new_thread(needs, n, nd);
+    cudaError_t err = helper ? sim_capture_unsafe_new_thread("cudaDeviceEnablePeerAccess")
+                             : sim_capture_unsafe("cudaDeviceEnablePeerAccess");
+    if (err == cudaSuccess) continue;
+    ncclComm_t comm = nd->task->comm;
+    SIM_WARN(SIM_INIT,
+             "failed to peer with device %d: %d %s (rank %d on device %d, %s connection to rank %d of the same "
+             "process: NCCL enables peer access, cudaDeviceEnablePeerAccess, at a connection's first use, which a "
+             "global or thread-local capture forbids%s; run the operation once before the capture, as a warm-up, or "
+             "capture in relaxed mode)",
+             nd->via_dev, (int)err, cudaGetErrorString(err), comm->rank, comm->device,
+             nd->a >= 0 ? "its first point-to-point" : "the first collective's", nd->via,
+             helper ? " (made by a new thread, as several communicators connect: forbidden by a global capture)" : "");
+    return ncclInternalError;
+  }
+  return ncclSuccess;
+}
+
 ncclResult_t sim_connect(sim_task *list) {
   int count = 0;
   for (sim_task *t = list; t; t = t->next) count++;
@@ -356,6 +446,8 @@ ncclResult_t sim_connect(sim_task *list) {
       n++;
       continue;
     }
+    /* Read before the wait: a peer may be destroyed once it is over. */
+    nd->via = peer_of(nd, &nd->via_dev);
     int expected = nd->a >= 0 ? 2 : nd->c->net ? nd->c->net->host_size[nd->c->net->my_host] : nd->c->nranks;
     res = sim_rv_arrive(&state_of(nd->c)->rounds, &conn_rv, nd->key, nd->c->nranks, expected, t->comm->rank,
                         SIM_RV_DETACHED | SIM_RV_ONCE, NULL, nd->c, NULL);
@@ -363,6 +455,7 @@ ncclResult_t sim_connect(sim_task *list) {
     n++;
   }
   for (int i = 0; i < n && res == ncclSuccess; i++) res = wait_one(&needs[i]);
+  if (res == ncclSuccess) res = peer_access(needs, n);
   if (res != ncclSuccess) /* the call fails: it never took part */
     for (int i = 0; i < n; i++) {
       if (needs[i].remote) sim_ucx_cancel(&needs[i].hello[1]), sim_ucx_cancel(&needs[i].hello[0]);

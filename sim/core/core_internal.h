@@ -29,6 +29,9 @@ ncclResult_t sim_comm_note_stream(ncclComm_t comm, sim_stream *s);
  * still has tasks of, refused when NCCL_GRAPH_MIXING_SUPPORT=0. */
 ncclResult_t sim_capture_tasks(sim_task *list);
 ncclResult_t sim_capture_group(sim_task **list);
+/* Only sim_capture_group's rule on each communicator's captures (NCCL
+ * applies it at the call, before the group's connections). */
+ncclResult_t sim_capture_group_check(sim_task *list);
 ncclResult_t sim_capture_mixing(sim_task *t);
 
 #endif

@@ -202,7 +202,8 @@ SIM_EXPORT ncclResult_t ncclGroupEnd(void) {
     group_error = ncclSuccess;
     return res;
   }
-  ncclResult_t cres = sim_connect(tasks_head);
+  ncclResult_t cres = sim_capture_group_check(tasks_head);
+  if (cres == ncclSuccess) cres = sim_connect(tasks_head);
   if (cres == ncclSuccess) cres = sim_capture_group(&tasks_head); /* capturing streams' tasks: graph nodes */
   if (cres != ncclSuccess) {
     drop_tasks();
