@@ -38,3 +38,8 @@ KERNEL_TESTS += tests/kernel_graph
 EXTRA_DIST += tests/kernel_graph.cu
 tests/kernel_graph: $(srcdir)/tests/kernel_graph.cu $(KERNEL_TEST_DEPS)
 	$(AM_V_GEN)$(NVCC_TEST) -o $@ $(srcdir)/tests/kernel_graph.cu $(CMOCKA_LIBS)
+# Inline PTX, each instruction ncclsim-nvcc carries out (sim/nvcc/ptx.c).
+KERNEL_TESTS += tests/kernel_ptx
+EXTRA_DIST += tests/kernel_ptx.cu
+tests/kernel_ptx: $(srcdir)/tests/kernel_ptx.cu $(KERNEL_TEST_DEPS)
+	$(AM_V_GEN)$(NVCC_TEST) -o $@ $(srcdir)/tests/kernel_ptx.cu $(CMOCKA_LIBS)

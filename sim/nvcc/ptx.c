@@ -133,6 +133,17 @@ static bool value(gen *g, const char *a, const char *t, sbuf *v) {
     sb_printf(v, "::__ncclsim_ptx::get<%s>(%s)", t, o->expr);
     return true;
   }
+  /* PTX's floating immediates, by their bits: 0f and 8 hex digits (f32),
+   * 0d and 16 (f64). */
+  if (a[0] == '0' && a[1] && strchr("fFdD", a[1])) {
+    bool f32 = a[1] == 'f' || a[1] == 'F';
+    size_t n = strspn(a + 2, "0123456789abcdefABCDEF");
+    if (n != (f32 ? 8u : 16u) || a[2 + n])
+      return fail(g, "operand '%s' (a floating immediate is 0f and 8 hex digits, or 0d and 16)", a);
+    sb_printf(v, "::__ncclsim_ptx::get<%s>(::__ncclsim_ptx::get<%s>((%s)0x%s%s))", t, f32 ? "float" : "double",
+              f32 ? "uint32_t" : "uint64_t", a + 2, f32 ? "u" : "ull");
+    return true;
+  }
   if (isdigit((unsigned char)a[0]) || a[0] == '-') {
     sb_printf(v, "(%s)(%s)", t, a);
     return true;
@@ -298,7 +309,7 @@ static bool gen_mov(gen *g, insn *in) {
                  {"%lanemask_gt", "::__ncclsim_ptx::lanemask(3)"},
                  {"%lanemask_ge", "::__ncclsim_ptx::lanemask(4)"},
                  {"%clock", "::__ncclsim_ptx::clock32()"},
-                 {"%clock64", "::__ncclsim_ptx::clock64()"},
+                 {"%clock64", "::clock64()"},
                  {"%globaltimer", "::__ncclsim_ptx::globaltimer()"},
                  {"%tid.x", "threadIdx.x"},   {"%tid.y", "threadIdx.y"},   {"%tid.z", "threadIdx.z"},
                  {"%ntid.x", "blockDim.x"},   {"%ntid.y", "blockDim.y"},   {"%ntid.z", "blockDim.z"},
@@ -362,8 +373,9 @@ char *nvcc_ptx(const char *tmpl, const asm_operand *ops, size_t nout, size_t nin
       return NULL;
     }
   char *copy = xstrdup(tmpl), *save = NULL;
-  /* '%%' is '%' (special registers). A lone '{' or '}' scopes .reg
-   * declarations, which are refused where they are met. */
+  /* '%%' is '%' (special registers). '{' and '}' scope .reg
+   * declarations, which are refused where they are met; a '{' may share
+   * its line with the first instruction ("{ mov.u32 %0, 1; }"). */
   sbuf clean = {0};
   for (const char *s = copy; *s; s++) {
     if (s[0] == '%' && s[1] == '%') {
@@ -378,7 +390,8 @@ char *nvcc_ptx(const char *tmpl, const asm_operand *ops, size_t nout, size_t nin
   if (clean.s)
     for (char *t = strtok_r(clean.s, ";\n", &save); t && ok; t = strtok_r(NULL, ";\n", &save)) {
       char *tt = trim(t);
-      if (!strcmp(tt, "{") || !strcmp(tt, "}")) continue;
+      while (*tt == '{') tt = trim(tt + 1);
+      if (!tt[strspn(tt, "} \t")]) continue;
       ok = gen_one(&g, tt);
     }
   free(clean.s);
