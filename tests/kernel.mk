@@ -43,3 +43,9 @@ KERNEL_TESTS += tests/kernel_ptx
 EXTRA_DIST += tests/kernel_ptx.cu
 tests/kernel_ptx: $(srcdir)/tests/kernel_ptx.cu $(KERNEL_TEST_DEPS)
 	$(AM_V_GEN)$(NVCC_TEST) -o $@ $(srcdir)/tests/kernel_ptx.cu $(CMOCKA_LIBS)
+# The forms of kernels, launches and variables ncclsim-nvcc rewrites
+# (sim/nvcc/parse.c).
+KERNEL_TESTS += tests/kernel_forms
+EXTRA_DIST += tests/kernel_forms.cu
+tests/kernel_forms: $(srcdir)/tests/kernel_forms.cu $(KERNEL_TEST_DEPS)
+	$(AM_V_GEN)$(NVCC_TEST) -o $@ $(srcdir)/tests/kernel_forms.cu $(CMOCKA_LIBS)

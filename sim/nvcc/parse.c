@@ -424,9 +424,34 @@ static bool is_launch(CXCursor call, CXCursor *config) {
   return yes;
 }
 
+/* Whether a declaration of fn gives a parameter a default argument: '='
+ * at the top of the parameter's tokens. */
+static bool default_args(ctx *x, CXCursor fn) {
+  bool yes = false;
+  CXCursor decls[3] = {fn, clang_getCanonicalCursor(fn), clang_getSpecializedCursorTemplate(fn)};
+  for (int d = 0; d < 3 && !yes; d++) {
+    if (clang_Cursor_isNull(decls[d])) continue;
+    kids all = children(decls[d]);
+    for (unsigned c = 0; c < all.n && !yes; c++) {
+      if (clang_getCursorKind(all.c[c]) != CXCursor_ParmDecl) continue;
+      toks k = tokens_of(x, clang_getCursorExtent(all.c[c]));
+      int depth = 0;
+      for (unsigned t = 0; t < k.n && !yes; t++) {
+        if (tok_is(&k, t, "(") || tok_is(&k, t, "[") || tok_is(&k, t, "<")) depth++;
+        else if (tok_is(&k, t, ")") || tok_is(&k, t, "]") || tok_is(&k, t, ">")) depth--;
+        else yes = depth == 0 && tok_is(&k, t, "=");
+      }
+      toks_free(&k);
+    }
+    free(all.c);
+  }
+  return yes;
+}
+
 /* Whether the launch's callee is a function template whose arguments the
- * call deduces (or a name clang left unresolved in a template): that one
- * cannot be taken as a pointer before the call. */
+ * call deduces (or a name clang left unresolved in a template), or a
+ * function with default arguments, which the call may leave out: neither
+ * can be taken as a pointer before the call (a pointer has no defaults). */
 static bool deduces(ctx *x, CXCursor call, const toks *k, unsigned cfg) {
   kids c = children(call);
   CXCursor callee = c.n ? c.c[0] : clang_getNullCursor();
@@ -436,7 +461,6 @@ static bool deduces(ctx *x, CXCursor call, const toks *k, unsigned cfg) {
     callee = in.n ? in.c[0] : clang_getNullCursor();
     free(in.c);
   }
-  (void)x;
   if (clang_Cursor_isNull(callee)) return true;
   enum CXCursorKind kind = clang_getCursorKind(callee);
   if (kind == CXCursor_OverloadedDeclRef) return true;
@@ -445,10 +469,33 @@ static bool deduces(ctx *x, CXCursor call, const toks *k, unsigned cfg) {
   if (clang_Cursor_isNull(fn)) return true;
   enum CXCursorKind fk = clang_getCursorKind(fn);
   if (fk != CXCursor_FunctionDecl && fk != CXCursor_FunctionTemplate) return false; /* a variable */
+  if (default_args(x, fn)) return true;
   bool templated = fk == CXCursor_FunctionTemplate || !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(fn));
-  bool explicit_args = false;
-  for (unsigned i = 0; i < cfg; i++) explicit_args |= tok_is(k, i, "<");
-  return templated && !explicit_args;
+  if (!templated) return false;
+  /* The explicit arguments, <...> in the callee's tokens: fewer than the
+   * template's parameters leave the rest to the call (or their defaults). */
+  unsigned open = 0;
+  while (open < cfg && !tok_is(k, open, "<")) open++;
+  if (open == cfg) return true;
+  unsigned given = 1;
+  int depth = 0;
+  for (unsigned i = open; i < cfg; i++) {
+    if (tok_is(k, i, "<") || tok_is(k, i, "(") || tok_is(k, i, "[") || tok_is(k, i, "{")) depth++;
+    else if (tok_is(k, i, ">") || tok_is(k, i, ")") || tok_is(k, i, "]") || tok_is(k, i, "}")) depth--;
+    else if (tok_is(k, i, ">>")) depth -= 2;
+    else if (depth == 1 && tok_is(k, i, ",")) given++;
+  }
+  if (tok_is(k, open + 1, ">")) given = 0; /* k<> */
+  CXCursor tmpl = fk == CXCursor_FunctionTemplate ? fn : clang_getSpecializedCursorTemplate(fn);
+  kids ps = children(tmpl);
+  unsigned params = 0;
+  for (unsigned i = 0; i < ps.n; i++) {
+    enum CXCursorKind pk = clang_getCursorKind(ps.c[i]);
+    params += pk == CXCursor_TemplateTypeParameter || pk == CXCursor_NonTypeTemplateParameter ||
+              pk == CXCursor_TemplateTemplateParameter;
+  }
+  free(ps.c);
+  return given < params;
 }
 
 static void launch(ctx *x, CXCursor call, CXCursor config) {
@@ -485,8 +532,9 @@ static void launch(ctx *x, CXCursor call, CXCursor config) {
     sb_add(&name, p, 1);
   }
   if (deduces(x, call, &k, cfg))
-    /* a template whose arguments the call deduces: through a generic
-     * lambda, which deduces them from the arguments as copied */
+    /* a template whose arguments the call deduces, or defaults it leaves
+     * out: through a generic lambda, whose call deduces them from the
+     * arguments as copied, and fills in the defaults */
     sb_printf(&t,
               "::__ncclsim_rt::launch(::__ncclsim_rt::config(%s), \"%s\", __FILE__, __LINE__, "
               "[=](auto &&...__ncclsim_a) { %s(static_cast<decltype(__ncclsim_a) &&>(__ncclsim_a)...); }%s%s)",
@@ -522,8 +570,10 @@ static void typedef_of(ctx *x, CXCursor var, const toks *k, unsigned from, unsig
                        sbuf *out) {
   unsigned name = tok_at(k, at(clang_getCursorLocation(var)).offset);
   sb_puts(out, "typedef");
+  int depth = 0; /* inside a struct defined in the declaration, its ';' stay */
   for (unsigned i = from; i < to; i++) {
-    if (tok_is(k, i, "static") || tok_is(k, i, "extern") || tok_is(k, i, ";")) continue;
+    depth += tok_is(k, i, "{") - tok_is(k, i, "}");
+    if (tok_is(k, i, "static") || tok_is(k, i, "extern") || (depth == 0 && tok_is(k, i, ";"))) continue;
     sb_puts(out, " ");
     if (i == name) {
       sb_puts(out, alias);
@@ -557,13 +607,18 @@ static void shared_decl_stmt(ctx *x, CXCursor stmt) {
   where s = at(clang_getRangeStart(r)), e = at(clang_getRangeEnd(r));
   toks k = tokens_of(x, r);
   kids vars = children(stmt);
+  /* the variables: a struct defined in the declaration is a child too */
+  unsigned nvars = 0;
+  for (unsigned i = 0; i < vars.n; i++) nvars += clang_getCursorKind(vars.c[i]) == CXCursor_VarDecl;
   sbuf t = {0};
   bool ok = k.n && tok_offset(&k, 0) == s.offset;
   for (unsigned i = 0; i < vars.n && ok; i++) {
     CXCursor v = vars.c[i];
     if (clang_getCursorKind(v) != CXCursor_VarDecl) continue;
     char *name = spelling(v);
-    if (tok_at(&k, at(clang_getCursorLocation(v)).offset) >= k.n) {
+    /* a name spelt by a macro is placed where the macro is expanded */
+    unsigned at_name = tok_at(&k, at(clang_getCursorLocation(v)).offset);
+    if (at_name >= k.n || !tok_is(&k, at_name, name)) {
       error_at(x, clang_getCursorLocation(v), "__shared__ variable %s is declared by a macro: ncclsim-nvcc rewrites "
                "shared variables in their source text",
                name);
@@ -585,7 +640,7 @@ static void shared_decl_stmt(ctx *x, CXCursor stmt) {
                   n, name, alias, n);
       free(alias);
       /* several declarators: each typedef keeps only its own */
-      if (vars.n > 1) {
+      if (nvars > 1) {
         free(t.s);
         t = (sbuf){0};
         error_at(x, clang_getCursorLocation(v),
@@ -625,7 +680,8 @@ static void namespace_shared(ctx *x, CXCursor var) {
   unsigned end = decl_end(x, var, &f);
   toks k = tokens_of(x, r);
   char *name = spelling(var);
-  if (!k.n || tok_offset(&k, 0) != s.offset || tok_at(&k, at(clang_getCursorLocation(var)).offset) >= k.n) {
+  unsigned at_name = tok_at(&k, at(clang_getCursorLocation(var)).offset);
+  if (!k.n || tok_offset(&k, 0) != s.offset || at_name >= k.n || !tok_is(&k, at_name, name)) {
     error_at(x, clang_getCursorLocation(var), "__shared__ variable %s is declared by a macro", name);
     free(name);
     toks_free(&k);
@@ -646,7 +702,20 @@ static void namespace_shared(ctx *x, CXCursor var) {
   edit_at(x, s.file, s.offset, end, t.s);
   char *u = usr(var);
   strv_push(&x->ns_shared, u);
-  strv_push(&x->ns_shared_fn, fn);
+  /* its uses may be anywhere: they call it by its qualified name */
+  sbuf q = {0};
+  for (CXCursor p = clang_getCursorSemanticParent(var); clang_getCursorKind(p) == CXCursor_Namespace;
+       p = clang_getCursorSemanticParent(p)) {
+    char *ns = spelling(p), *prev = q.s;
+    q = (sbuf){0};
+    if (*ns && *ns != '(') sb_printf(&q, "::%s", ns); /* an anonymous one is seen from where it is */
+    if (prev) sb_puts(&q, prev);
+    free(prev);
+    free(ns);
+  }
+  sb_printf(&q, "::%s", fn);
+  strv_push(&x->ns_shared_fn, q.s);
+  free(q.s);
   free(u);
   free(alias);
   free(fn);
@@ -720,7 +789,10 @@ static void inline_asm(ctx *x, CXCursor stmt) {
   where s = at(clang_getRangeStart(r)), e = at(clang_getRangeEnd(r));
   toks k = tokens_of(x, r);
   unsigned i = 0;
-  if (!k.n || tok_offset(&k, 0) != s.offset) {
+  /* An asm spelt by a macro is placed where the macro is expanded: its
+   * tokens there start with the macro's name, not the keyword. */
+  bool keyword = tok_is(&k, 0, "asm") || tok_is(&k, 0, "__asm__") || tok_is(&k, 0, "__asm");
+  if (!keyword || tok_offset(&k, 0) != s.offset) {
     error_at(x, clang_getCursorLocation(stmt), "inline asm written by a macro (%s): ncclsim-nvcc translates PTX in "
              "its source text",
              "write it outside the macro");
@@ -731,6 +803,7 @@ static void inline_asm(ctx *x, CXCursor stmt) {
   unsigned close = skip_group(&k, i) - 1;
   i++;
   sbuf tmpl = {0};
+  bool literal = false;
   while (i < close) {
     CXString sp = clang_getTokenSpelling(k.tu, k.t[i]);
     const char *c = clang_getCString(sp);
@@ -738,7 +811,18 @@ static void inline_asm(ctx *x, CXCursor stmt) {
     if (lit) unquote(c, &tmpl);
     clang_disposeString(sp);
     if (!lit) break;
+    literal = true;
     i++;
+  }
+  /* The template is read from the source: one that is (or ends with) a
+   * macro or an expression cannot be, and would be lost. */
+  if (!literal || (i < close && !tok_is(&k, i, ":") && !tok_is(&k, i, "::"))) {
+    error_at(x, clang_getCursorLocation(stmt), "inline asm whose template is not string literals written in place "
+             "(%s): ncclsim-nvcc translates PTX in its source text",
+             "a macro or an expression");
+    free(tmpl.s);
+    toks_free(&k);
+    return;
   }
   if (!tmpl.s) sb_add(&tmpl, "", 0);
   /* The operand lists: outputs, inputs (clobbers after need nothing). */
