@@ -1,10 +1,13 @@
 #!/bin/sh
 # tests/nvcc-check.sh — ncclsim-nvcc as a compiler driver: nvcc's command
 # line (version, unknown options, -c/-o, separate compilation and link,
-# -x cu, -M dependencies, -Xcompiler, -ccbin), what it refuses at compile
-# time (each construct named, with its line), and what it compiles right
-# (a nested template's >>>, __CUDA_ARCH__ undefined, diagnostics that name
-# the user's file and line). Run by make check from the build directory.
+# -x cu, -M dependencies, -Xcompiler, -ccbin; each option as the commands
+# -dryrun lists; -lib, -dlink, -shared, -E, -M, -keep; what it refuses),
+# what it refuses at compile time (each construct named, with its line:
+# every inline PTX form ptx.c refuses, constructs written by macros), and
+# what it compiles right (a nested template's >>>, __CUDA_ARCH__
+# undefined, diagnostics that name the user's file and line). Run by make
+# check from the build directory.
 nvcc=${NVCC:-./sim/ncclsim-nvcc}
 test -x "$nvcc" || { echo "SKIP: no $nvcc"; exit 77; }
 nvcc=$(cd "$(dirname "$nvcc")" && pwd)/$(basename "$nvcc")
@@ -188,6 +191,242 @@ if "$nvcc" -o "$tmp/shapes" "$tmp/shapes.cu" >"$tmp/shapes.log" 2>&1 && "$tmp/sh
   ok "a device template's printf, nested loops, __half zero = 0"
 else
   bad "shapes.cu:"; cat "$tmp/shapes.log" "$tmp/shapes.out" 2>/dev/null
+fi
+
+
+# --- what libclang cannot read: the file, or clang's errors with their
+# notes (where a template was instantiated), counted ---
+if "$nvcc" -c -o "$tmp/missing.o" "$tmp/missing.cu" >"$tmp/missing.log" 2>&1; then bad "a missing .cu compiled"
+else grep -q "ncclsim-nvcc fatal   : libclang could not read $tmp/missing.cu" "$tmp/missing.log" &&
+  ok "a missing .cu: libclang could not read it" || { bad "a missing .cu"; cat "$tmp/missing.log"; }; fi
+cat >"$tmp/inst.cu" <<'EOF'
+template <class T> __device__ T twice(T v) { return v.nope(); }
+__global__ void k(int *p) { p[0] = twice(p[0]); undeclared(p); }
+EOF
+if "$nvcc" -c -o "$tmp/inst.o" "$tmp/inst.cu" >"$tmp/inst.log" 2>&1; then bad "inst.cu compiled"
+elif grep -q "inst.cu:1:.*error: member reference base type 'int'" "$tmp/inst.log" &&
+     grep -q "inst.cu:2:.*note: in instantiation of function template specialization 'twice<int>'" "$tmp/inst.log" &&
+     grep -q "inst.cu:2:.*error: use of undeclared identifier 'undeclared'" "$tmp/inst.log" &&
+     grep -q "inst.cu: 2 errors while reading it as CUDA" "$tmp/inst.log"; then
+  ok "clang's errors, a template's instantiation note, 2 errors counted"
+else bad "inst.cu's diagnostics"; cat "$tmp/inst.log"; fi
+
+# --- each option, as the commands it runs say (-dryrun lists them, as -v
+# does, and runs nothing) ---
+# cmd_has NAME LOG STRING...: each STRING (fixed) is on one of LOG's '#$' lines
+cmd_has() {
+  name=$1 log=$2
+  shift 2
+  for w in "$@"; do
+    grep '^#\$ ' "$log" | grep -qF -- "$w" || { bad "$name: no '$w' in the commands:"; cat "$log"; return; }
+  done
+  ok "$name"
+}
+printf 'int f() { return X; }\n' >"$tmp/opt.txt"
+(cd "$tmp" && NVCC_PREPEND_FLAGS='-DPRE=1' NVCC_APPEND_FLAGS='-DAPP=2' "$nvcc" -dryrun -c -x c++ opt.txt -o opt.o \
+  -DX=3 --define-macro=Y -UZ -isystem sys -include pre.h -Iinc --include-path=inc2 -O2 -g -w -Werror all-warnings \
+  -Wreorder -std=c++14 -Xcompiler -fno-common,-Wall -forward-unknown-to-host-compiler -fno-strict-aliasing \
+  -gencode arch=compute_90,code=sm_90 -lineinfo -m64 -odir . -Xptxas -v --use_fast_math) >"$tmp/optmap.log" 2>&1 ||
+  { bad "-dryrun -c failed"; cat "$tmp/optmap.log"; }
+cmd_has "host compile options (-D -U -I -isystem -include -O -g -w -Werror -std -Xcompiler, forwarded, -x c++)" \
+  "$tmp/optmap.log" "-x c++ -std=c++14" -DPRE=1 -DX=3 -DY -UZ "-isystem sys" "-include pre.h" -Iinc -Iinc2 -O2 " -g" \
+  " -w" -Werror -Wreorder -fno-common -Wall -fno-strict-aliasing -DAPP=2 "opt.txt -o opt.o"
+grep '^#\$ ' "$tmp/optmap.log" | grep -q -- '-DPRE=1 .*-DX=3 .*-DAPP=2' && ok "NVCC_PREPEND_FLAGS first, NVCC_APPEND_FLAGS last" ||
+  { bad "NVCC_*_FLAGS order"; cat "$tmp/optmap.log"; }
+if grep -qE -- '-gencode|-lineinfo|-odir|-Xptxas|fast_math|-m64' "$tmp/optmap.log"; then
+  bad "GPU code generation options reached the host compiler"; cat "$tmp/optmap.log"
+else ok "GPU code generation options taken, with no effect"; fi
+test -e "$tmp/opt.o" && bad "-dryrun compiled opt.o" || ok "-dryrun ran nothing"
+(cd "$tmp" && "$nvcc" -dryrun -o prog a.o lib.a libz.so libq.so.1 -L/opt/lib -lm -lcudart -lnccl -lcuda -lcudadevrt \
+  -Xlinker -z,now --linker-options=--as-needed -shared -ccbin /usr/bin) >"$tmp/ldmap.log" 2>&1 ||
+  { bad "-dryrun link failed"; cat "$tmp/ldmap.log"; }
+cmd_has "link options (-L -l -Xlinker -shared, -ccbin a directory, libncclsim last)" "$tmp/ldmap.log" \
+  "#\$ /usr/bin/g++ -shared -o prog a.o lib.a libz.so libq.so.1 -L/opt/lib -lm -Wl,-z -Wl,now -Wl,--as-needed" \
+  "-lncclsim -pthread"
+if grep -qE -- ' -l(cudart|nccl|cuda|cudadevrt)( |$)' "$tmp/ldmap.log"; then bad "-lcudart, -lnccl, -lcuda reached the link"; cat "$tmp/ldmap.log"
+else ok "-lcudart -lnccl -lcuda -lcudadevrt are libncclsim's"; fi
+# inputs by suffix, more than one to compile without -o (each to its .o)
+(cd "$tmp" && "$nvcc" -dryrun -c s1.cc s2.cpp s3.cxx s4.C s5.c++ s6.c s7.c s8.c s9.c) >"$tmp/suffix.log" 2>&1 ||
+  { bad "-dryrun -c of nine inputs failed"; cat "$tmp/suffix.log"; }
+n=$(grep -c '^#\$ ' "$tmp/suffix.log")
+if test "$n" = 9 && grep -qF -- "-x c++ -std=c++17 -isystem" "$tmp/suffix.log" &&
+   test "$(grep -cF -- '-x c++ -std=c++17' "$tmp/suffix.log")" = 5 && grep -qF -- "-c s5.c++ -o s5.o" "$tmp/suffix.log" &&
+   test "$(grep -cE -- '-x c -isystem .* -c s[6-9]\.c -o s[6-9]\.o' "$tmp/suffix.log")" = 4; then
+  ok "inputs by suffix: .cc .cpp .cxx .C .c++ as C++ (-std), .c as C, each to its .o"
+else
+  bad "inputs by suffix"; cat "$tmp/suffix.log"
+fi
+
+# --- what the command line refuses ---
+# expect_fatal NAME MESSAGE ARGS...: the driver fails, printing MESSAGE
+expect_fatal() {
+  name=$1 msg=$2
+  shift 2
+  if (cd "$tmp" && "$nvcc" "$@") >"$tmp/fatal.log" 2>&1; then bad "$name: accepted"
+  elif grep -qF -- "ncclsim-nvcc fatal   : $msg" "$tmp/fatal.log"; then ok "$name refused: $msg"
+  else bad "$name: no '$msg' in:"; cat "$tmp/fatal.log"; fi
+}
+expect_fatal "no input" "No input files specified; use option --help for more information"
+expect_fatal "-c -o with two inputs" "A single input file is required for a non-link phase when an outputfile is specified" \
+  -c -o two.o s1.c s2.c
+expect_fatal "-o with no value" "Option '-o' expects a value" a.cu -o
+expect_fatal "an input of no known kind" "Don't know what to do with 'notes.txt'" notes.txt
+expect_fatal "a directory's dot" "Don't know what to do with 'dir.d/file'" dir.d/file
+expect_fatal "-x of no language" "Value 'fortran' is not defined for option 'x'" -x fortran a.cu
+expect_fatal "-rdc of no boolean" "Value 'maybe' is not defined for option 'relocatable-device-code'" -rdc=maybe a.cu
+h=$("$nvcc" --help) && echo "$h" | grep -q "^Usage: ncclsim-nvcc \[options\] <inputs>" && ok "--help prints the usage" ||
+  bad "--help: $h"
+
+# --- -lib, -dlink, -shared, -E, -M, -keep: what each makes ---
+if (cd "$tmp" && "$nvcc" -lib -o libb.a b.cu && "$nvcc" -o ab2 a.o libb.a) >"$tmp/lib.log" 2>&1 &&
+   test "$("$tmp/ab2")" = "2 4 6 8 no-arch 1"; then
+  ok "-lib: an archive of b.cu that a program links"
+else
+  bad "-lib"; cat "$tmp/lib.log"
+fi
+mkdir "$tmp/dl"
+if (cd "$tmp/dl" && "$nvcc" -dlink ../a.o ../b.o && "$nvcc" -dlink -o dl.o ../a.o ../b.o &&
+    "$nvcc" -o ab3 ../a.o ../b.o dl.o a_dlink.o) >"$tmp/dlink.log" 2>&1 && test "$("$tmp/dl/ab3")" = "2 4 6 8 no-arch 1" &&
+   test -z "$(nm --defined-only "$tmp/dl/dl.o")"; then
+  ok "-dlink: an empty object (a_dlink.o without -o) that links"
+else
+  bad "-dlink"; cat "$tmp/dlink.log"
+fi
+if (cd "$tmp" && "$nvcc" -shared -Xcompiler -fvisibility=default -o libb.so b.cu) >"$tmp/so.log" 2>&1 &&
+   nm -D --defined-only "$tmp/libb.so" | grep -q helper; then
+  ok "-shared: a shared library that defines b.cu's helper"
+else
+  bad "-shared"; cat "$tmp/so.log"
+fi
+# -E and -M write to stdout, or to -o's file: naming the sources, never the
+# driver's temporary copies
+(cd "$tmp" && "$nvcc" -E a.cu) >"$tmp/a.ii" 2>"$tmp/e.log"
+if grep -q '__ncclsim_rt::bind' "$tmp/a.ii" && grep -q "^# 1 \"$tmp/b.h\"" "$tmp/a.ii" && ! grep -q 'ncclsim-nvcc\.' "$tmp/a.ii"; then
+  ok "-E: the rewritten source, its line markers naming a.cu's files"
+else
+  bad "-E"; cat "$tmp/e.log"; grep 'ncclsim-nvcc\.' "$tmp/a.ii" | head -n 3
+fi
+(cd "$tmp" && "$nvcc" -M a.cu) >"$tmp/m.out" 2>"$tmp/m.log"
+(cd "$tmp" && "$nvcc" -M a.cu -o m.dep) >>"$tmp/m.log" 2>&1
+if grep -q "^a.o: $tmp/a.cu" "$tmp/m.out" && grep -q "b.h" "$tmp/m.out" && cmp -s "$tmp/m.out" "$tmp/m.dep" &&
+   ! grep -q 'ncclsim-nvcc\.' "$tmp/m.out"; then
+  ok "-M: a.o's rule on stdout or in -o's file, naming a.cu and b.h"
+else
+  bad "-M"; cat "$tmp/m.log" "$tmp/m.out"
+fi
+if (cd "$tmp" && "$nvcc" -MM a.cu -MF mm.d -MT target) >"$tmp/mm.log" 2>&1 && grep -q "^target: $tmp/a.cu" "$tmp/mm.d" &&
+   grep -q b.h "$tmp/mm.d" && ! grep -q /usr/include "$tmp/mm.d"; then
+  ok "-MM -MF -MT: the target named, system headers left out"
+else
+  bad "-MM -MF -MT"; cat "$tmp/mm.log" "$tmp/mm.d"
+fi
+mkdir "$tmp/kt"
+if (cd "$tmp" && TMPDIR="$tmp/kt" "$nvcc" -keep -c b.cu -o bk.o) >"$tmp/keep.log" 2>&1 &&
+   kept=$(sed -n 's/^ncclsim-nvcc: keeping //p' "$tmp/keep.log") && test -n "$kept" &&
+   test "${kept#"$tmp"/kt/ncclsim-nvcc.}" != "$kept" && head -n 1 "$kept/root0$tmp/b.cu" | grep -q "^#line 1 \"b.cu\""; then
+  ok "-keep: the edited copies kept under TMPDIR ($kept)"
+else
+  bad "-keep"; cat "$tmp/keep.log"; ls -R "$tmp/kt" | head -n 20
+fi
+
+# --- what ncclsim cannot carry out, each refused and named, with its line:
+# every line that ends in '// refuse: PATTERN' has an error matching
+# PATTERN (grep -E), and no other line has one ---
+cat >"$tmp/refuse.cu" <<'EOF'
+#define FENCE() asm volatile("fence.sc.gpu;" ::: "memory")
+#define TEMPLATE "mov.u32 %0, 7;"
+#define SEVEN "7"
+#define BODY { p[0] = 1; }
+#define SHARED_IN(x) __shared__ int x
+#define NS ns_word
+#define DECL_NS __shared__ int ns_by_macro;
+#define ARGS (p)
+__shared__ int ns_word;
+DECL_NS // refuse: __shared__ variable ns_by_macro is declared by a macro
+__global__ void d01(unsigned *p) { asm volatile("{ .reg .pred q; setp.eq.u32 q, 1, 1; }" ::: "memory"); } // refuse: a declaration \(\.reg \.pred q\): inline PTX with its own registers
+__global__ void d02(unsigned *p) { asm volatile("red.global.exch.b32 [%0], %1;" ::"l"(p), "r"(1u)); } // refuse: red\.exch$
+__global__ void d03(unsigned *p) { asm volatile("red.global.cas.b32 [%0], %1, %2;" ::"l"(p), "r"(1u), "r"(2u)); } // refuse: red\.cas$
+__global__ void d04(unsigned *p, unsigned v) { asm volatile("atom.global.u32 %0, [%1], %0;" : "+r"(v) : "l"(p)); } // refuse: atom with an operation or type ncclsim does not carry out
+__global__ void d05(unsigned *p, short v) { asm volatile("atom.global.add.noftz.f16 %0, [%1], %0;" : "+h"(v) : "l"(p)); } // refuse: atom with an operation or type ncclsim does not carry out
+__global__ void d06(unsigned *p, unsigned v) { asm volatile("atom.global.add.u32 %0, [%1];" : "=r"(v) : "l"(p)); } // refuse: atom with a wrong number of operands
+__global__ void d07(unsigned *p, unsigned v) { asm volatile("ld.global %0, [%1];" : "=r"(v) : "l"(p)); } // refuse: ld with operands or type ncclsim does not read \(ld\)
+__global__ void d08(unsigned *p, unsigned v) { asm volatile("ld.global.u32 %0, [%1], 4;" : "=r"(v) : "l"(p)); } // refuse: ld with operands or type ncclsim does not read \(ld\)
+__global__ void d09(unsigned *p) { asm volatile("st.global [%0], 1;" ::"l"(p)); } // refuse: st with operands or type ncclsim does not read \(st\)
+__global__ void d10(unsigned *p) { asm volatile("st.global.u32 [%0];" ::"l"(p)); } // refuse: st with operands or type ncclsim does not read \(st\)
+__global__ void d11(unsigned *p, unsigned a, unsigned b) { asm volatile("ld.global.v2.u32 {%0, %1, %1}, [%2];" : "=r"(a), "=r"(b) : "l"(p)); } // refuse: ld\.v2 whose destination is not a \{\.\.\} list of that many
+__global__ void d12(unsigned *p, unsigned a) { asm volatile("ld.global.v4.u32 %0, [%1];" : "=r"(a) : "l"(p)); } // refuse: ld\.v4 whose destination is not a
+__global__ void d13(unsigned *p, unsigned a) { asm volatile("ld.global.v8.u32 {%0}, [%1];" : "=r"(a) : "l"(p)); } // refuse: ld\.v8 whose destination is not a
+__global__ void d14(unsigned *p) { asm volatile("st.global.v2.u32 [%0], {%1};" ::"l"(p), "r"(1u)); } // refuse: st\.v2 whose source is not a \{\.\.\} list of that many
+__global__ void d15(unsigned *p) { asm volatile("st.global.v4.u32 [%0], {%1, %1};" ::"l"(p), "r"(1u)); } // refuse: st\.v4 whose source is not a
+__global__ void d16(unsigned *p) { asm volatile("st.global.v8.u32 [%0], %1;" ::"l"(p), "r"(1u)); } // refuse: st\.v8 whose source is not a
+__global__ void d17(unsigned *p, unsigned v) { asm volatile("ld.global.u32 %0, %1;" : "=r"(v) : "l"(p)); } // refuse: address '%1' \(expected \[%N\] or \[%N\+k\]\)
+__global__ void d18(unsigned *p, unsigned v) { asm volatile("ld.global.u32 %0, [];" : "=r"(v) : "l"(p)); } // refuse: address '\[\]'
+__global__ void d19(unsigned *p, unsigned v) { asm volatile("ld.global.u32 %0, [x];" : "=r"(v) : "l"(p)); } // refuse: address '\[x\]'
+__global__ void d20(unsigned *p, unsigned short a) { asm volatile("st.global.u32 [%0], 1;" ::"h"(a)); } // refuse: a 32-bit address \(\[%0\]\): ncclsim's addresses are 64-bit
+__global__ void d21(unsigned *p, unsigned a) { asm volatile("st.global.u32 [%0], 1;" : "+r"(a)); } // refuse: a 32-bit address \(\[%0\]\)
+__global__ void d22(unsigned *p) { asm volatile("st.global.u32 [%0], foo;" ::"l"(p)); } // refuse: operand 'foo' \(an operand must be %N or a number\)
+__global__ void d23(unsigned *p) { asm volatile("st.global.f32 [%0], 0f3F80;" ::"l"(p)); } // refuse: operand '0f3F80' \(a floating immediate is 0f and 8 hex digits, or 0d and 16\)
+__global__ void d24(unsigned *p) { asm volatile("st.global.f64 [%0], 0d3FF0000000000000x;" ::"l"(p)); } // refuse: operand '0d3FF0000000000000x' \(a floating immediate
+__global__ void d25(unsigned *p, unsigned v) { asm volatile("ld.global.u32 %1, [%0];" ::"l"(p), "r"(v)); } // refuse: destination '%1' \(expected an output operand\)
+__global__ void d26(unsigned *p) { asm volatile("ld.global.u32 5, [%0];" ::"l"(p)); } // refuse: destination '5' \(expected an output operand\)
+__global__ void d27(unsigned *p, unsigned a, unsigned b) { asm volatile("ld.global.v2.u32 {%0, %3}, [%2];" : "=r"(a), "=r"(b) : "l"(p), "r"(1u)); } // refuse: destination '%3'
+__global__ void d28(unsigned *p, unsigned a) { asm volatile("st.global.v2.u32 [%0], {%1, bar};" ::"l"(p), "r"(a)); } // refuse: operand 'bar'
+__global__ void d29() { asm volatile("membar;" ::: "memory"); } // refuse: membar\.$
+__global__ void d30() { asm volatile("membar.proxy;" ::: "memory"); } // refuse: membar\.proxy$
+__global__ void d31() { asm volatile("fence.proxy.alias;" ::: "memory"); } // refuse: fence\.proxy \(proxy fences: ncclsim has one proxy\)
+__global__ void d32() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); } // refuse: fence\.mbarrier_init \(proxy fences
+__global__ void d33(unsigned v) { asm volatile("mov %0, 1;" : "=r"(v)); } // refuse: mov with operands ncclsim does not read \(mov\)
+__global__ void d34(unsigned v) { asm volatile("mov.u32 %0, 1, 2;" : "=r"(v)); } // refuse: mov with operands ncclsim does not read \(mov\)
+__global__ void d35(unsigned v) { asm volatile("mov.u32 %0, %%envreg3;" : "=r"(v)); } // refuse: mov from register %envreg3
+__global__ void d36(unsigned v) { asm volatile("mov.u32 %0, bogus;" : "=r"(v)); } // refuse: operand 'bogus'
+__global__ void d37(unsigned v) { asm volatile("mov.u32 3, %0;" :: "r"(v)); } // refuse: destination '3'
+__global__ void d38(unsigned v) { asm volatile("averyveryveryverylonginstructionname.u32 %0;" : "=r"(v)); } // refuse: 'averyveryveryverylonginstructionname\.u32 %0' \(cannot read it\)
+__global__ void d39(unsigned *p) { asm volatile("ld.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.u32 %0, [%0];" :: "l"(p)); } // refuse: 'ld\.a\.b\..*' \(cannot read it\)
+__global__ void d40(unsigned *p) { asm volatile("ld.global.averyveryverylongmodifier.u32 %0, [%0];" :: "l"(p)); } // refuse: \(cannot read it\)
+__global__ void d41(unsigned *p) { asm volatile("st.global.u32 %0, %0, %0, %0, %0, %0, %0, %0, %0;" :: "l"(p)); } // refuse: \(cannot read it\)
+__global__ void d42() { asm volatile("bar.sync 1;" ::: "memory"); } // refuse: bar\.sync 1$
+__global__ void d43() { asm volatile("bar.sync 0, 64;" ::: "memory"); } // refuse: bar\.sync 0, 64$
+__global__ void d44() { asm volatile("bar.arrive 0;" ::: "memory"); } // refuse: bar\.arrive 0$
+__global__ void d45() { asm volatile("trap 1;" ::: "memory"); } // refuse: trap 1$
+__global__ void d46(unsigned a, unsigned b) { asm volatile("activemask.b32 %0, %1;" : "=r"(a), "=r"(b)); } // refuse: activemask\.b32 %0, %1$
+__global__ void d47() { asm volatile("nanosleep.u32 x;" ::: "memory"); } // refuse: operand 'x'
+__global__ void d48() { asm volatile("nanosleep.u32;" ::: "memory"); } // refuse: nanosleep\.u32$
+__global__ void d49(unsigned *p, unsigned v) { asm volatile("atom.global.add.u32 %0, %1, %2;" : "=r"(v) : "l"(p), "r"(1u)); } // refuse: address '%1'
+__global__ void d50(unsigned *p, unsigned v) { asm volatile("atom.global.cas.b32 %0, [%1], %2, nope;" : "=r"(v) : "l"(p), "r"(1u)); } // refuse: operand 'nope'
+__global__ void d51(unsigned *p, unsigned v) { asm volatile("atom.global.add.u32 %2, [%0], %1;" : : "l"(p), "r"(1u), "r"(v)); } // refuse: destination '%2'
+__global__ void d52(unsigned *p) { asm volatile("st.global.u32 [%[p], 1;" :: [p] "l"(p)); } // refuse: st with operands or type ncclsim does not read \(st\)
+__global__ void d53() { FENCE(); } // refuse: inline asm written by a macro \(write it outside the macro\)
+__global__ void d54(unsigned *p) { unsigned v; asm(TEMPLATE : "=r"(v)); p[0] = v; } // refuse: inline asm whose template is not string literals written in place
+__global__ void d55(unsigned *p) { unsigned v; asm("mov.u32 %0, " SEVEN ";" : "=r"(v)); p[0] = v; } // refuse: inline asm whose template is not string literals written in place
+__global__ void k56(int *p) BODY // refuse: the body of __global__ function k56 is written by a macro
+struct holder { static __global__ void k57(int *p) { p[0] = 1; } }; // refuse: __global__ function k57 is a class member
+__global__ void k58(int *p) { __shared__ int a, b; a = b = 0; p[0] = a + b; } // refuse: several __shared__ variables in one declaration \(a\)
+__global__ void k58b(int *p) { __shared__ int y{3}; p[0] = y; } // refuse: __shared__ variable y has an initializer
+__global__ void k58c(int *p) { __shared__ int z[2] = {1, 2}; p[0] = z[1]; } // refuse: __shared__ variable z has an initializer
+__global__ void k59(int *p) { SHARED_IN(x); x = 1; p[0] = x; } // refuse: __shared__ variable x is declared by a macro
+__global__ void k60(int *p) { NS = 1; p[0] = ns_word; } // refuse: __shared__ variable ns_word is used inside a macro
+__global__ void k61(int *p) { p[0] = 1; }
+void h62(int *p) { k61<<<1, 1>>> ARGS; } // refuse: a kernel launch ncclsim-nvcc cannot read \(its tokens\)
+EOF
+if "$nvcc" -c -o "$tmp/refuse.o" "$tmp/refuse.cu" >"$tmp/refuse.log" 2>&1; then
+  bad "refuse.cu compiled; it must be refused"
+else
+  grep -n '// refuse: ' "$tmp/refuse.cu" >"$tmp/refuse.want"
+  want=0 missing=0
+  while IFS= read -r line; do
+    want=$((want + 1))
+    ln=${line%%:*} pat=${line#*// refuse: }
+    if ! grep -Eq "refuse\.cu:$ln:[0-9]+: error: .*$pat" "$tmp/refuse.log"; then
+      bad "refuse.cu:$ln: no error matching '$pat'"
+      missing=$((missing + 1))
+    fi
+  done <"$tmp/refuse.want"
+  got=$(grep -c 'refuse\.cu:[0-9]*:[0-9]*: error: ' "$tmp/refuse.log")
+  if test "$got" != "$want"; then
+    bad "refuse.cu: $got errors for $want refused lines:"; cat "$tmp/refuse.log"
+  elif test "$missing" = 0; then
+    ok "refuse.cu: $want constructs refused, each named with its line"
+  fi
 fi
 
 echo "$fails failed"

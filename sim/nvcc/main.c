@@ -86,6 +86,13 @@ static void moved_cpp(const strv *cpp, const char *root, strv *out) {
   }
 }
 
+/* Runs a step; under -dryrun lists it as -v does, and runs nothing. */
+static int run(const job *j, const strv *argv) {
+  if (!j->dryrun) return run_cmd(argv, j->verbose);
+  print_cmd(argv);
+  return 0;
+}
+
 static void split_words(const char *s, strv *out) {
   char *copy = xstrdup(s), *save = NULL;
   for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) strv_push(out, t);
@@ -188,11 +195,22 @@ static int compile_cu(const job *j, const paths *p, const char *src, const char 
     strv_push(&cc, "-c");
   }
   strv_push(&cc, copy);
-  if (out) {
+  /* What -E, -M and -MM write (to stdout unless -o: then through a file
+   * of ours) names the sources, not their copies under root. */
+  char *to_stdout = j->mode == MODE_PREPROCESS && !out ? xasprintf("%s/stdout%d", tmp, n) : NULL;
+  if (out || to_stdout) {
     strv_push(&cc, "-o");
-    strv_push(&cc, out);
+    strv_push(&cc, out ? out : to_stdout);
   }
-  rc = j->dryrun ? 0 : run_cmd(&cc, j->verbose);
+  rc = run(j, &cc);
+  if (rc == 0 && j->mode == MODE_PREPROCESS && !j->dryrun) {
+    fix_deps(out ? out : to_stdout, root);
+    size_t len;
+    char *text = to_stdout ? read_file(to_stdout, &len) : NULL;
+    if (text) fwrite(text, 1, len, stdout);
+    free(text);
+  }
+  free(to_stdout);
   if (rc == 0 && j->deps.n && !j->dryrun) {
     const char *mf = NULL;
     for (size_t i = 0; i + 1 < j->deps.n; i++)
@@ -239,7 +257,7 @@ static int compile_host(const job *j, const paths *p, const input *in, const cha
     strv_push(&cc, "-o");
     strv_push(&cc, out);
   }
-  int rc = j->dryrun ? 0 : run_cmd(&cc, j->verbose);
+  int rc = run(j, &cc);
   strv_free(&cc);
   return rc ? 1 : 0;
 }
@@ -318,7 +336,7 @@ int main(int argc, char **argv) {
     strv_push(&ar, "rcs");
     strv_push(&ar, j.out ? j.out : "a.a");
     strv_append(&ar, &objs);
-    rc = j.dryrun ? 0 : run_cmd(&ar, j.verbose) ? 1 : 0;
+    rc = run(&j, &ar) ? 1 : 0;
     strv_free(&ar);
   } else if (rc == 0 && j.mode == MODE_DLINK) {
     /* Device code is host code here: a device link has nothing to join.
@@ -333,7 +351,7 @@ int main(int argc, char **argv) {
     strv_push(&cc, empty);
     strv_push(&cc, "-o");
     strv_push(&cc, j.out ? j.out : "a_dlink.o");
-    rc = j.dryrun ? 0 : run_cmd(&cc, j.verbose) ? 1 : 0;
+    rc = run(&j, &cc) ? 1 : 0;
     strv_free(&cc);
     free(empty);
   } else if (rc == 0 && j.mode == MODE_LINK) {
@@ -353,7 +371,7 @@ int main(int argc, char **argv) {
     /* A libncclsim built with sanitizers needs their runtimes first in the
      * program's libraries (ASan refuses to start otherwise). */
     strv_split(&ld, NVCC_SAN_LDFLAGS);
-    rc = j.dryrun ? 0 : run_cmd(&ld, j.verbose) ? 1 : 0;
+    rc = run(&j, &ld) ? 1 : 0;
     strv_free(&ld);
   }
   return rc;

@@ -49,8 +49,9 @@ int make_dirs(const char *path);
 /* rm -rf of a directory this program made. */
 void remove_tree(const char *path);
 /* Runs argv (argv[0] looked up in PATH), waits; its exit status, or -1.
- * Prints the command first when verbose. */
+ * Prints the command first when verbose, as print_cmd does ("#$ ..."). */
 int run_cmd(const strv *argv, bool verbose);
+void print_cmd(const strv *argv);
 extern const char *prog; /* "ncclsim-nvcc", for messages */
 void die(const char *fmt, ...) NVCC_PRINTF(1, 2) __attribute__((noreturn));
 void warnx_(const char *fmt, ...) NVCC_PRINTF(1, 2);

@@ -182,11 +182,13 @@ void remove_tree(const char *path) {
   rmdir(path);
 }
 
+void print_cmd(const strv *argv) {
+  for (size_t i = 0; i < argv->n; i++) fprintf(stderr, "%s%s", i ? " " : "#$ ", argv->v[i]);
+  fputc('\n', stderr);
+}
+
 int run_cmd(const strv *argv, bool verbose) {
-  if (verbose) {
-    for (size_t i = 0; i < argv->n; i++) fprintf(stderr, "%s%s", i ? " " : "#$ ", argv->v[i]);
-    fputc('\n', stderr);
-  }
+  if (verbose) print_cmd(argv);
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) return -1;
