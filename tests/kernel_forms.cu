@@ -1,16 +1,18 @@
 /* tests/kernel_forms.cu — the ways a .cu writes its kernels, launches and
  * variables, each as ncclsim-nvcc rewrites it (sim/nvcc/parse.c) and run:
- * kernels with nameless parameters,
- * default arguments (left out at the launch), array pointers; template
- * kernels with nameless, template-template and pack parameters, character
- * arguments that need escaping in the kernel's name; __launch_bounds__
- * whose arguments hold commas and parentheses; launches through pointers,
- * spread over lines; __device__, __constant__ and __shared__ variables in
- * namespaces, declared extern first, a struct defined in a __shared__
- * declaration; loops of each kind in device code and device lambdas; a
- * printf of the program's own. (A __global__ declaration before its
- * definition is refused by clang as the driver reads it: every function is
- * host and device code there, ncclsim_device/prelude.h.) Built by ncclsim-nvcc (tests/kernel.mk). */
+ * kernels with nameless parameters, default arguments (left out at the
+ * launch), array pointers; template kernels with nameless,
+ * template-template and pack parameters, explicit arguments (some, none,
+ * with commas and brackets), character arguments that need escaping in
+ * the kernel's name; overloaded kernels; __launch_bounds__ whose
+ * arguments hold commas and parentheses; launches through pointers and
+ * members, spread over lines; __device__, __constant__ and __shared__
+ * variables in namespaces (an anonymous one too), declared extern first, a
+ * struct defined in a __shared__ declaration; loops of each kind in device
+ * code and device lambdas; a printf of the program's own. (A __global__
+ * declaration before its definition is refused by clang as the driver
+ * reads it: every function is host and device code there,
+ * ncclsim_device/prelude.h.) Built by ncclsim-nvcc (tests/kernel.mk). */
 #include "kernel_test.h"
 
 #include <cstdio>
@@ -120,6 +122,83 @@ static void test_templates(void **state) {
   assert_int_equal(cudaMemcpyFromSymbol(&h, touched, sizeof h), cudaSuccess);
   assert_int_equal(h, (int)sizeof(double));
   cudaFree(p), cudaFree(c);
+}
+
+/* Explicit arguments with commas, '>>', parentheses, brackets and braces
+ * in them; none at all (k<>), the parameter's default. */
+template <class V>
+__global__ void size_of(int *p) {
+  p[0] = (int)sizeof(V);
+}
+template <int N>
+__global__ void number(int *p) {
+  p[0] = N;
+}
+
+struct pair_ll {
+  long long a, b;
+};
+template <class A, class B>
+struct two {
+  A a;
+  B b;
+};
+
+static void test_explicit_args(void **state) {
+  (void)state;
+  int *p, h;
+  assert_int_equal(cudaMalloc(&p, sizeof h), cudaSuccess);
+  size_of<two<char, two<pair_ll, char>>><<<1, 1>>>(p);
+  assert_int_equal(launched(), cudaSuccess);
+  assert_int_equal(cudaMemcpy(&h, p, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(h, (int)sizeof(two<char, two<pair_ll, char>>));
+  number<sizeof(int[2]) + int{1} + (2 * 3)><<<1, 1>>>(p);
+  assert_int_equal(cudaMemcpy(&h, p, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(h, 15);
+  no_args<><<<1, 1>>>();
+  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+  assert_int_equal(cudaMemcpyFromSymbol(&h, touched, sizeof h), cudaSuccess);
+  assert_int_equal(h, (int)sizeof(int));
+  cudaFree(p);
+}
+
+/* Overloaded kernels: the launch's arguments pick one, as a call's do. */
+__global__ void overloaded(int *p) { p[0] = 1; }
+__global__ void overloaded(float *p) { p[0] = 2.5f; }
+__global__ void overloaded(int *p, int v) { p[0] = v; }
+
+/* Launches through a pointer, dereferenced, and a struct's member. */
+struct kernels {
+  void (*fn)(int *);
+};
+
+static void test_overloads_and_pointers(void **state) {
+  (void)state;
+  int *pi, hi;
+  float *pf, hf;
+  assert_int_equal(cudaMalloc(&pi, sizeof hi), cudaSuccess);
+  assert_int_equal(cudaMalloc(&pf, sizeof hf), cudaSuccess);
+  overloaded<<<1, 1>>>(pi);
+  overloaded<<<1, 1>>>(pf);
+  assert_int_equal(launched(), cudaSuccess);
+  assert_int_equal(cudaMemcpy(&hi, pi, sizeof hi, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(cudaMemcpy(&hf, pf, sizeof hf, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(hi, 1);
+  assert_true(hf == 2.5f);
+  overloaded<<<1, 1>>>(pi, 6);
+  assert_int_equal(cudaMemcpy(&hi, pi, sizeof hi, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(hi, 6);
+  void (*fp)(int *) = number<7>;
+  (*fp)<<<1, 1>>>(pi);
+  assert_int_equal(launched(), cudaSuccess);
+  assert_int_equal(cudaMemcpy(&hi, pi, sizeof hi, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(hi, 7);
+  kernels k = {number<8>};
+  k.fn<<<1, 1>>>(pi);
+  assert_int_equal(launched(), cudaSuccess);
+  assert_int_equal(cudaMemcpy(&hi, pi, sizeof hi, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(hi, 8);
+  cudaFree(pi), cudaFree(pf);
 }
 
 /* ---- __launch_bounds__: the kernel's maximum, however written ---- */
@@ -296,8 +375,10 @@ static void test_own_printf(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_params),       cmocka_unit_test(test_templates), cmocka_unit_test(test_launch_bounds),
-      cmocka_unit_test(test_launch_lines), cmocka_unit_test(test_variables), cmocka_unit_test(test_loops),
+      cmocka_unit_test(test_params),        cmocka_unit_test(test_templates),
+      cmocka_unit_test(test_explicit_args), cmocka_unit_test(test_overloads_and_pointers),
+      cmocka_unit_test(test_launch_bounds), cmocka_unit_test(test_launch_lines),
+      cmocka_unit_test(test_variables),     cmocka_unit_test(test_loops),
       cmocka_unit_test(test_own_printf),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

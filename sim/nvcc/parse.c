@@ -448,10 +448,29 @@ static bool default_args(ctx *x, CXCursor fn) {
   return yes;
 }
 
+/* Whether fn's name has other functions in its scope (overloads). */
+static bool overloaded(CXCursor fn) {
+  kids all = children(clang_getCursorSemanticParent(fn));
+  char *name = spelling(fn);
+  CXCursor self = clang_getCanonicalCursor(fn);
+  bool yes = false;
+  for (unsigned i = 0; i < all.n && !yes; i++) {
+    enum CXCursorKind k = clang_getCursorKind(all.c[i]);
+    if (k != CXCursor_FunctionDecl && k != CXCursor_FunctionTemplate) continue;
+    char *n = spelling(all.c[i]);
+    yes = !strcmp(n, name) && !clang_equalCursors(clang_getCanonicalCursor(all.c[i]), self);
+    free(n);
+  }
+  free(name);
+  free(all.c);
+  return yes;
+}
+
 /* Whether the launch's callee is a function template whose arguments the
- * call deduces (or a name clang left unresolved in a template), or a
- * function with default arguments, which the call may leave out: neither
- * can be taken as a pointer before the call (a pointer has no defaults). */
+ * call deduces (or a name clang left unresolved in a template), a
+ * function with default arguments, which the call may leave out, or one
+ * of several of its name: none can be taken as a pointer before the call
+ * (a pointer has no defaults; a name of several is none's). */
 static bool deduces(ctx *x, CXCursor call, const toks *k, unsigned cfg) {
   kids c = children(call);
   CXCursor callee = c.n ? c.c[0] : clang_getNullCursor();
@@ -469,7 +488,7 @@ static bool deduces(ctx *x, CXCursor call, const toks *k, unsigned cfg) {
   if (clang_Cursor_isNull(fn)) return true;
   enum CXCursorKind fk = clang_getCursorKind(fn);
   if (fk != CXCursor_FunctionDecl && fk != CXCursor_FunctionTemplate) return false; /* a variable */
-  if (default_args(x, fn)) return true;
+  if (default_args(x, fn) || overloaded(fn)) return true;
   bool templated = fk == CXCursor_FunctionTemplate || !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(fn));
   if (!templated) return false;
   /* The explicit arguments, <...> in the callee's tokens: fewer than the
@@ -532,9 +551,9 @@ static void launch(ctx *x, CXCursor call, CXCursor config) {
     sb_add(&name, p, 1);
   }
   if (deduces(x, call, &k, cfg))
-    /* a template whose arguments the call deduces, or defaults it leaves
-     * out: through a generic lambda, whose call deduces them from the
-     * arguments as copied, and fills in the defaults */
+    /* a template whose arguments the call deduces, defaults it leaves
+     * out, overloads: through a generic lambda, whose call deduces them
+     * from the arguments as copied, fills in the defaults, picks the one */
     sb_printf(&t,
               "::__ncclsim_rt::launch(::__ncclsim_rt::config(%s), \"%s\", __FILE__, __LINE__, "
               "[=](auto &&...__ncclsim_a) { %s(static_cast<decltype(__ncclsim_a) &&>(__ncclsim_a)...); }%s%s)",
