@@ -296,7 +296,7 @@ static void test_loads(void **state) {
 
 /* Stores: each order, widths that write only their bytes, immediates
  * (negative, hexadecimal), vectors, offsets either way, named operands,
- * shared memory through a 64-bit address. */
+ * shared memory through a 64-bit address; the keyword spelt __asm. */
 __global__ void stores(unsigned char *b, unsigned *out) {
   __shared__ unsigned sh[4];
   unsigned char *mid = b + 64;
@@ -313,6 +313,7 @@ __global__ void stores(unsigned char *b, unsigned *out) {
                ::[base] "l"(b), [x] "r"(5), [y] "f"(0.5f)
                : "memory");
   asm volatile("st.global.v2.f32 [%0+96], {%1, -1};" ::"l"(b), "f"(1.25f) : "memory");
+  __asm volatile("st.global.u32 [%0+104], 0;" ::"l"(b) : "memory");
   asm volatile("st.shared.u32 [%0], %1;" ::"l"(&sh[threadIdx.x]), "r"(threadIdx.x * 3 + 1) : "memory");
   asm volatile("bar.sync 0;" ::: "memory");
   unsigned other;
@@ -322,7 +323,7 @@ __global__ void stores(unsigned char *b, unsigned *out) {
 
 static void test_stores(void **state) {
   (void)state;
-  unsigned char h[104];
+  unsigned char h[108];
   memset(h, 0xaa, sizeof h);
   unsigned char *b;
   unsigned *out;
@@ -360,6 +361,7 @@ static void test_stores(void **state) {
   for (int i = 4; i < 8; i++) assert_int_equal(v8[i], half_bits); /* a float operand stored by its bits */
   float f2[2];
   memcpy(f2, h + 96, 8), assert_true(f2[0] == 1.25f && f2[1] == -1.0f);
+  memcpy(&u32, h + 104, 4), assert_int_equal(u32, 0);
   for (int t = 0; t < 4; t++) assert_int_equal(ho[t], ((t + 1) % 4) * 3 + 1);
   cudaFree(b), cudaFree(out);
 }

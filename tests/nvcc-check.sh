@@ -223,7 +223,8 @@ cmd_has() {
   ok "$name"
 }
 printf 'int f() { return X; }\n' >"$tmp/opt.txt"
-(cd "$tmp" && NVCC_PREPEND_FLAGS='-DPRE=1' NVCC_APPEND_FLAGS='-DAPP=2' "$nvcc" -dryrun -c -x c++ opt.txt -o opt.o \
+(cd "$tmp" && NVCC_PREPEND_FLAGS='-DPRE=1' NVCC_APPEND_FLAGS='-DAPP=2' "$nvcc" -dryrun -dc -c -x c++ opt.txt -o opt.o \
+  -rdc=false --Werror=cross-execution-space-call -v -forward-unknown-to-host-linker \
   -DX=3 --define-macro=Y -UZ -isystem sys -include pre.h -Iinc --include-path=inc2 -O2 -g -w -Werror all-warnings \
   -Wreorder -std=c++14 -Xcompiler -fno-common,-Wall -forward-unknown-to-host-compiler -fno-strict-aliasing \
   -gencode arch=compute_90,code=sm_90 -lineinfo -m64 -odir . -Xptxas -v --use_fast_math) >"$tmp/optmap.log" 2>&1 ||
@@ -233,11 +234,17 @@ cmd_has "host compile options (-D -U -I -isystem -include -O -g -w -Werror -std 
   " -w" -Werror -Wreorder -fno-common -Wall -fno-strict-aliasing -DAPP=2 "opt.txt -o opt.o"
 grep '^#\$ ' "$tmp/optmap.log" | grep -q -- '-DPRE=1 .*-DX=3 .*-DAPP=2' && ok "NVCC_PREPEND_FLAGS first, NVCC_APPEND_FLAGS last" ||
   { bad "NVCC_*_FLAGS order"; cat "$tmp/optmap.log"; }
+test "$(grep '^#\$ ' "$tmp/optmap.log" | grep -o -- ' -Werror' | wc -l)" = 1 &&
+  ok "-Werror all-warnings is the host's -Werror, -Werror=KIND (nvcc's own warnings) nothing" ||
+  { bad "-Werror"; cat "$tmp/optmap.log"; }
+(cd "$tmp" && "$nvcc" -dryrun -c -x c plain.txt) >"$tmp/xc.log" 2>&1
+grep -qF -- "#\$ g++ -x c -isystem" "$tmp/xc.log" && ! grep -qF -- "-std=" "$tmp/xc.log" && ok "-x c: compiled as C, no -std" ||
+  { bad "-x c"; cat "$tmp/xc.log"; }
 if grep -qE -- '-gencode|-lineinfo|-odir|-Xptxas|fast_math|-m64' "$tmp/optmap.log"; then
   bad "GPU code generation options reached the host compiler"; cat "$tmp/optmap.log"
 else ok "GPU code generation options taken, with no effect"; fi
 test -e "$tmp/opt.o" && bad "-dryrun compiled opt.o" || ok "-dryrun ran nothing"
-(cd "$tmp" && "$nvcc" -dryrun -o prog a.o lib.a libz.so libq.so.1 -L/opt/lib -lm -lcudart -lnccl -lcuda -lcudadevrt \
+(cd "$tmp" && "$nvcc" -dryrun -x cu -o prog a.o lib.a libz.so libq.so.1 -L/opt/lib -lm -lcudart -lnccl -lcuda -lcudadevrt \
   -Xlinker -z,now --linker-options=--as-needed -shared -ccbin /usr/bin) >"$tmp/ldmap.log" 2>&1 ||
   { bad "-dryrun link failed"; cat "$tmp/ldmap.log"; }
 cmd_has "link options (-L -l -Xlinker -shared, -ccbin a directory, libncclsim last)" "$tmp/ldmap.log" \
@@ -245,6 +252,23 @@ cmd_has "link options (-L -l -Xlinker -shared, -ccbin a directory, libncclsim la
   "-lncclsim -pthread"
 if grep -qE -- ' -l(cudart|nccl|cuda|cudadevrt)( |$)' "$tmp/ldmap.log"; then bad "-lcudart, -lnccl, -lcuda reached the link"; cat "$tmp/ldmap.log"
 else ok "-lcudart -lnccl -lcuda -lcudadevrt are libncclsim's"; fi
+test "$(grep -c '^#\$ ' "$tmp/ldmap.log")" = 1 && ok "-x cu leaves objects and libraries to the link" ||
+  { bad "-x cu before objects"; cat "$tmp/ldmap.log"; }
+gxx=$(command -v g++)
+if test -n "$gxx"; then
+  (cd "$tmp" && "$nvcc" -dryrun -ccbin "$gxx" -o prog a.o) >"$tmp/ccbin.log" 2>&1
+  grep -q "^#\$ $gxx -o prog a.o" "$tmp/ccbin.log" && ok "-ccbin a compiler's path" || { bad "-ccbin $gxx"; cat "$tmp/ccbin.log"; }
+fi
+# a .cu under -dryrun: libclang reads it (its arguments listed); the host
+# compile is listed and not run, no dependencies written
+mkdir "$tmp/dry"
+(cd "$tmp/dry" && "$nvcc" -dryrun -MD -c ../a.cu && "$nvcc" -dryrun -E ../a.cu) >"$tmp/drycu.log" 2>&1
+if grep -q '^#\$ libclang: .*-x cuda .* \.\./a\.cu$' "$tmp/drycu.log" && grep -q '^#\$ g++ .* -MD -c .*a\.cu -o a\.o$' "$tmp/drycu.log" &&
+   grep -q '^#\$ g++ .* -E .*a\.cu -o .*/stdout0$' "$tmp/drycu.log" && test -z "$(ls "$tmp/dry")"; then
+  ok "-dryrun of a .cu: libclang's reading and the host compile listed, nothing written"
+else
+  bad "-dryrun of a .cu"; cat "$tmp/drycu.log"; ls "$tmp/dry"
+fi
 # inputs by suffix, more than one to compile without -o (each to its .o)
 (cd "$tmp" && "$nvcc" -dryrun -c s1.cc s2.cpp s3.cxx s4.C s5.c++ s6.c s7.c s8.c s9.c) >"$tmp/suffix.log" 2>&1 ||
   { bad "-dryrun -c of nine inputs failed"; cat "$tmp/suffix.log"; }
@@ -272,6 +296,10 @@ expect_fatal "-c -o with two inputs" "A single input file is required for a non-
 expect_fatal "-o with no value" "Option '-o' expects a value" a.cu -o
 expect_fatal "an input of no known kind" "Don't know what to do with 'notes.txt'" notes.txt
 expect_fatal "a directory's dot" "Don't know what to do with 'dir.d/file'" dir.d/file
+expect_fatal "an input with no suffix" "Don't know what to do with 'README'" README
+expect_fatal "stdin as an input" "Don't know what to do with '-'" -
+expect_fatal "a value after '=' to an option of none" "Unknown option '-g=1'" -g=1 a.cu
+expect_fatal "a value attached to -o" "Unknown option '-ofoo'" -ofoo a.cu
 expect_fatal "-x of no language" "Value 'fortran' is not defined for option 'x'" -x fortran a.cu
 expect_fatal "-rdc of no boolean" "Value 'maybe' is not defined for option 'relocatable-device-code'" -rdc=maybe a.cu
 h=$("$nvcc" --help) && echo "$h" | grep -q "^Usage: ncclsim-nvcc \[options\] <inputs>" && ok "--help prints the usage" ||
@@ -319,6 +347,41 @@ if (cd "$tmp" && "$nvcc" -MM a.cu -MF mm.d -MT target) >"$tmp/mm.log" 2>&1 && gr
   ok "-MM -MF -MT: the target named, system headers left out"
 else
   bad "-MM -MF -MT"; cat "$tmp/mm.log" "$tmp/mm.d"
+fi
+# -MD: gcc's dependency file, -o's name with its suffix (if any) made .d;
+# the object is left as compiled (the driver once rewrote an -o with no
+# suffix as if it were the dependencies, cutting it short)
+if (cd "$tmp" && "$nvcc" -MD -g -c b.cu -o bobj && cp bobj bobj.o && "$nvcc" -o ab5 a.o bobj.o) >"$tmp/md.log" 2>&1 &&
+   test "$("$tmp/ab5")" = "2 4 6 8 no-arch 1" && grep -q "^bobj: $tmp/b.cu" "$tmp/bobj.d" && ! grep -q 'ncclsim-nvcc\.' "$tmp/bobj.d"; then
+  ok "-MD -o bobj: bobj.d names b.cu, bobj links"
+else
+  bad "-MD -o with no suffix"; cat "$tmp/md.log" "$tmp/bobj.d"
+fi
+# -I and -include with a .cu: a kernel in an included header is edited
+# too, and the edited copies are found first
+mkdir "$tmp/inc"
+cat >"$tmp/inc/k.cuh" <<'EOF'
+__global__ void add_scale(int *p) { p[threadIdx.x] += SCALE; }
+EOF
+printf '#define SCALE 3\n' >"$tmp/pre.h"
+cat >"$tmp/inc.cu" <<'EOF'
+#include <cstdio>
+#include "k.cuh"
+int main() {
+  int h[2] = {0, 1}, *d;
+  cudaMalloc(&d, sizeof h);
+  cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+  add_scale<<<1, 2>>>(d);
+  cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  std::printf("%d %d %zu\n", h[0], h[1], sizeof(std::max_align_t) > 0);
+  return 0;
+}
+EOF
+if (cd "$tmp" && "$nvcc" -I inc -I no-such-dir -include pre.h -include cstddef -o incprog inc.cu) >"$tmp/inc.log" 2>&1 &&
+   test "$("$tmp/incprog")" = "3 4 1"; then
+  ok "-I and -include with a .cu: the header's kernel edited and launched"
+else
+  bad "-I and -include with a .cu"; cat "$tmp/inc.log"
 fi
 mkdir "$tmp/kt"
 if (cd "$tmp" && TMPDIR="$tmp/kt" "$nvcc" -keep -c b.cu -o bk.o) >"$tmp/keep.log" 2>&1 &&
@@ -395,6 +458,11 @@ __global__ void d49(unsigned *p, unsigned v) { asm volatile("atom.global.add.u32
 __global__ void d50(unsigned *p, unsigned v) { asm volatile("atom.global.cas.b32 %0, [%1], %2, nope;" : "=r"(v) : "l"(p), "r"(1u)); } // refuse: operand 'nope'
 __global__ void d51(unsigned *p, unsigned v) { asm volatile("atom.global.add.u32 %2, [%0], %1;" : : "l"(p), "r"(1u), "r"(v)); } // refuse: destination '%2'
 __global__ void d52(unsigned *p) { asm volatile("st.global.u32 [%[p], 1;" :: [p] "l"(p)); } // refuse: st with operands or type ncclsim does not read \(st\)
+__global__ void e01(unsigned *p) { asm volatile("st.global.u32 [%0], %1x;" ::"l"(p), "r"(1u)); } // refuse: operand '%1x'
+__global__ void e02(unsigned *p, unsigned v) { asm volatile("ld.global.u32 %0, [%1;" : "=r"(v) : "l"(p)); } // refuse: address '\[%1' \(expected
+__global__ void e03(unsigned a) { asm volatile("st.global.u32 [%0], 1;" : "=r"(a)); } // refuse: a 32-bit address \(\[%0\]\)
+__global__ void e04(unsigned *p, unsigned v) { asm volatile("atom.global.add.u32 %0, [%1], bad;" : "=r"(v) : "l"(p)); } // refuse: operand 'bad'
+__global__ void e05(unsigned *p, unsigned v) { asm volatile("ld.global.v8.u32 {%0, %0, %0, %0, %0, %0, %0, %0, %0}, [%1];" : "=r"(v) : "l"(p)); } // refuse: ld\.v8 whose destination is not a
 __global__ void d53() { FENCE(); } // refuse: inline asm written by a macro \(write it outside the macro\)
 __global__ void d54(unsigned *p) { unsigned v; asm(TEMPLATE : "=r"(v)); p[0] = v; } // refuse: inline asm whose template is not string literals written in place
 __global__ void d55(unsigned *p) { unsigned v; asm("mov.u32 %0, " SEVEN ";" : "=r"(v)); p[0] = v; } // refuse: inline asm whose template is not string literals written in place

@@ -217,9 +217,12 @@ static int compile_cu(const job *j, const paths *p, const char *src, const char 
       if (!strcmp(j->deps.v[i], "-MF")) mf = j->deps.v[i + 1];
     char *dflt = NULL;
     if (!mf && out) {
-      dflt = xstrdup(out);
+      /* gcc's name: -o's, its suffix (if it has one) replaced by .d */
+      dflt = xmalloc(strlen(out) + 3);
+      strcpy(dflt, out);
       char *dot = strrchr(dflt, '.');
-      if (dot && !strchr(dot, '/')) strcpy(dot, ".d");
+      if (!dot || strchr(dot, '/')) dot = dflt + strlen(dflt);
+      strcpy(dot, ".d");
       mf = dflt;
     }
     if (mf) fix_deps(mf, root);

@@ -179,14 +179,14 @@ static bool put(gen *g, const char *a, const char *val) {
   return true;
 }
 
-/* "{%0, %1}" -> its elements. */
+/* "{%0, %1}" -> its elements (the first max); how many it has. */
 static int elements(char *a, char **out, int max) {
   size_t n = strlen(a);
   if (n < 2 || a[0] != '{' || a[n - 1] != '}') return 0;
   a[n - 1] = 0;
   int k = 0;
-  for (char *save = NULL, *t = strtok_r(a + 1, ",", &save); t && k < max; t = strtok_r(NULL, ",", &save))
-    out[k++] = trim(t);
+  for (char *save = NULL, *t = strtok_r(a + 1, ",", &save); t; t = strtok_r(NULL, ",", &save), k++)
+    if (k < max) out[k] = trim(t);
   return k;
 }
 
@@ -330,8 +330,7 @@ static bool gen_mov(gen *g, insn *in) {
 }
 
 static bool gen_one(gen *g, char *text) {
-  char *p = trim(text);
-  if (!*p) return true;
+  char *p = trim(text); /* never empty: nvcc_ptx skips those */
   if (*p == '@') return fail(g, "a predicated instruction (%s)", p);
   if (*p == '.') return fail(g, "a declaration (%s): inline PTX with its own registers", p);
   char written[256]; /* as written, for messages: split() cuts p */
