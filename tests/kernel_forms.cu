@@ -134,6 +134,13 @@ template <int N>
 __global__ void number(int *p) {
   p[0] = N;
 }
+/* A kernel named whole (no argument left to deduce) is launched through a
+ * pointer to it: its arguments convert to its parameters as a call's do
+ * (0 and NULL become pointers), as CUDA's launch converts them. */
+template <int N>
+__global__ void if_null(int *p, const int *q) {
+  p[0] = q == nullptr ? N : -1;
+}
 
 struct pair_ll {
   long long a, b;
@@ -155,6 +162,13 @@ static void test_explicit_args(void **state) {
   number<sizeof(int[2]) + int{1} + (2 * 3)><<<1, 1>>>(p);
   assert_int_equal(cudaMemcpy(&h, p, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
   assert_int_equal(h, 15);
+  if_null<11><<<1, 1>>>(p, 0);
+  assert_int_equal(launched(), cudaSuccess);
+  assert_int_equal(cudaMemcpy(&h, p, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(h, 11);
+  if_null<12><<<1, 1>>>(p, NULL);
+  assert_int_equal(cudaMemcpy(&h, p, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(h, 12);
   no_args<><<<1, 1>>>();
   assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
   assert_int_equal(cudaMemcpyFromSymbol(&h, touched, sizeof h), cudaSuccess);

@@ -448,17 +448,20 @@ static bool default_args(ctx *x, CXCursor fn) {
   return yes;
 }
 
-/* Whether fn's name has other functions in its scope (overloads). */
+/* Whether fn's name has other functions in its scope (overloads): fn, or
+ * the template it is made from, is not one. */
 static bool overloaded(CXCursor fn) {
   kids all = children(clang_getCursorSemanticParent(fn));
   char *name = spelling(fn);
-  CXCursor self = clang_getCanonicalCursor(fn);
+  CXCursor self = clang_getCanonicalCursor(fn), from = clang_getSpecializedCursorTemplate(fn);
+  if (!clang_Cursor_isNull(from)) from = clang_getCanonicalCursor(from);
   bool yes = false;
   for (unsigned i = 0; i < all.n && !yes; i++) {
     enum CXCursorKind k = clang_getCursorKind(all.c[i]);
     if (k != CXCursor_FunctionDecl && k != CXCursor_FunctionTemplate) continue;
     char *n = spelling(all.c[i]);
-    yes = !strcmp(n, name) && !clang_equalCursors(clang_getCanonicalCursor(all.c[i]), self);
+    CXCursor c = clang_getCanonicalCursor(all.c[i]);
+    yes = !strcmp(n, name) && !clang_equalCursors(c, self) && !clang_equalCursors(c, from);
     free(n);
   }
   free(name);
