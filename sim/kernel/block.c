@@ -376,7 +376,7 @@ void sim_k_block_fini(kblock *b) {
     for (unsigned i = 0; i < b->nthreads; i++)
       if (b->threads[i].fiber) sim_fiber_free(b->threads[i].fiber); /* abandoned by a fault */
   kentry *k = b->grid ? sim_k_lookup(b->grid->l->kernel, false) : NULL;
-  if (k && b->smem_used > b->smem_dynamic) k->static_smem = b->smem_used - ((b->smem_dynamic + 15) & ~(size_t)15);
+  if (k && b->smem_used > b->smem_dynamic) K_SET(k, static_smem, b->smem_used - ((b->smem_dynamic + 15) & ~(size_t)15));
   if (b->cached) { /* the worker's, for the next block */
     cache.vars = b->vars;
     cache.vars_cap = b->vars_cap;

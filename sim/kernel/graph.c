@@ -114,7 +114,7 @@ static cudaError_t kernel_node(const struct cudaKernelNodeParams *p, sim_graph_w
   }
   if (!p->kernelParams && k->nargs) {
     SIM_WARN(SIM_KERNEL, "a kernel node: kernelParams is NULL for %s, which takes %u arguments",
-             k->pretty ? k->pretty : "a kernel", k->nargs);
+             K_GET(k, pretty) ? K_GET(k, pretty) : "a kernel", k->nargs);
     return cudaErrorInvalidValue;
   }
   __ncclsim_launch *l = k->pack(NULL, p->kernelParams);

@@ -137,7 +137,7 @@ cudaError_t sim_k_run(__ncclsim_launch *l, int device) {
   g->device = device;
   g->nblocks = (unsigned long long)l->grid.x * l->grid.y * l->grid.z;
   kentry *k = sim_k_lookup(l->kernel, false);
-  g->pretty = k ? k->pretty : NULL;
+  g->pretty = k ? K_GET(k, pretty) : NULL;
   sim_k_tls_bind(g);
   g->home = sim_fiber_home();
   if (!g->home) return cudaErrorMemoryAllocation;

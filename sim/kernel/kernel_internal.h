@@ -158,6 +158,10 @@ void sim_k_fault(kgrid *g, cudaError_t err, const char *fmt, ...) SIM_PRINTF(3, 
 void sim_k_where(kgrid *g, const kthread *t, char *buf, size_t len);
 
 /* ---- the registry (registry.c) ---- */
+/* pack and nargs are set as the kernel registers, before main; the rest
+ * change while launches run (a probe, cudaFuncSetAttribute on one thread,
+ * a block's end on a worker): read and written with K_GET and K_SET,
+ * relaxed atomics (each is a value on its own). */
 typedef struct kentry {
   const void *kernel;
   __ncclsim_pack_fn pack;
@@ -171,6 +175,8 @@ typedef struct kentry {
 /* The kernel at `kernel`, registered by its prologue or met by a probe
  * (made then); NULL if unknown and `make` is false, or out of memory. */
 kentry *sim_k_lookup(const void *kernel, bool make);
+#define K_GET(k, field) __atomic_load_n(&(k)->field, __ATOMIC_RELAXED)
+#define K_SET(k, field, v) __atomic_store_n(&(k)->field, (v), __ATOMIC_RELAXED)
 /* The shared memory a block of k may have: 48 KiB, or what
  * cudaFuncSetAttribute raised it to. */
 size_t sim_k_smem_limit(const kentry *k);

@@ -90,8 +90,8 @@ static kentry *identify(__ncclsim_launch *l) {
   if (!__ncclsim_probe_end(&kernel, &pretty, &max_threads)) return NULL;
   kentry *k = sim_k_lookup(kernel, true);
   if (!k) return NULL;
-  if (!k->pretty) k->pretty = pretty; /* a string literal of the kernel's */
-  k->max_threads = max_threads;
+  if (!K_GET(k, pretty)) K_SET(k, pretty, pretty); /* a string literal of the kernel's */
+  K_SET(k, max_threads, max_threads);
   l->kernel = kernel;
   return k;
 }
@@ -135,9 +135,10 @@ static cudaError_t check(__ncclsim_launch *l, const kentry *k) {
   if (threads > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64)
     return bad(cudaErrorInvalidValue, l, "block (%u,%u,%u): %llu threads; at most 1024, and z at most 64", b.x, b.y,
                b.z, threads);
-  if (k->max_threads && threads > k->max_threads)
+  unsigned bound = K_GET(k, max_threads);
+  if (bound && threads > bound)
     return bad(cudaErrorInvalidValue, l, "block of %llu threads, over the kernel's __launch_bounds__ of %u", threads,
-               k->max_threads);
+               bound);
   if (g.x > 2147483647u || g.y > 65535 || g.z > 65535)
     return bad(cudaErrorInvalidValue, l, "grid (%u,%u,%u): at most 2147483647 x 65535 x 65535 blocks", g.x, g.y, g.z);
   size_t limit = sim_k_smem_limit(k);
@@ -148,7 +149,7 @@ static cudaError_t check(__ncclsim_launch *l, const kentry *k) {
                l->smem, limit);
   if (l->cooperative) {
     unsigned long long blocks = (unsigned long long)g.x * g.y * g.z;
-    unsigned long long most = (unsigned long long)sim_k_occupancy((unsigned)threads, l->smem + k->static_smem) * 132;
+    unsigned long long most = (unsigned long long)sim_k_occupancy((unsigned)threads, l->smem + K_GET(k, static_smem)) * 132;
     if (blocks > most)
       return bad(cudaErrorCooperativeLaunchTooLarge, l,
                  "a cooperative launch of %llu blocks: at most %llu can be resident (132 multiprocessors)", blocks,
@@ -182,7 +183,7 @@ SIM_EXPORT int __ncclsim_launch_submit(__ncclsim_launch *l) {
               "pkg-config --variable=nvcc ncclsim");
     goto fail;
   }
-  if (!l->name) l->name = k->pretty;
+  if (!l->name) l->name = K_GET(k, pretty);
   sim_stream *s = sim_stream_resolve((cudaStream_t)l->stream, &err);
   if (!s) {
     err = bad(err, l, "stream %p is not a live stream (CUDA's launch on a destroyed stream is undefined)", l->stream);
@@ -213,7 +214,7 @@ cudaError_t sim_k_launch_check(__ncclsim_launch *l) {
   if (!k)
     return bad(cudaErrorInvalidDeviceFunction, l, "the kernel did not answer its probe: it was not compiled by "
                "ncclsim's compiler driver");
-  if (!l->name) l->name = k->pretty;
+  if (!l->name) l->name = K_GET(k, pretty);
   return check(l, k);
 }
 
@@ -228,7 +229,7 @@ static cudaError_t launch_packed(const void *func, dim3 grid, dim3 block, void *
   }
   if (!args && k->nargs) {
     SIM_WARN(SIM_KERNEL, "cudaLaunchKernel: args is NULL for %s, which takes %u arguments",
-             k->pretty ? k->pretty : "a kernel", k->nargs);
+             K_GET(k, pretty) ? K_GET(k, pretty) : "a kernel", k->nargs);
     return sim_cuda_error(cudaErrorInvalidValue);
   }
   __ncclsim_launch *l = k->pack(stream, args);

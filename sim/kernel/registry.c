@@ -89,7 +89,8 @@ SIM_EXPORT int __ncclsim_kernel_register(const void *kernel, __ncclsim_pack_fn p
 
 size_t sim_k_smem_limit(const kentry *k) {
   size_t limit = 48 * 1024;
-  if (k && k->max_dynamic_smem > 0 && (size_t)k->max_dynamic_smem > limit) limit = (size_t)k->max_dynamic_smem;
+  int max = k ? K_GET(k, max_dynamic_smem) : 0;
+  if (max > 0 && (size_t)max > limit) limit = (size_t)max;
   return limit;
 }
 
@@ -113,13 +114,16 @@ SIM_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, co
   kentry *k = known(func, "cudaFuncGetAttributes");
   if (!k) return sim_k_not_kernel(func);
   memset(attr, 0, sizeof *attr);
-  attr->sharedSizeBytes = k->static_smem;
-  attr->maxThreadsPerBlock = k->max_threads ? (int)k->max_threads : 1024;
+  size_t static_smem = K_GET(k, static_smem);
+  unsigned bound = K_GET(k, max_threads);
+  int carveout = K_GET(k, carveout);
+  attr->sharedSizeBytes = static_smem;
+  attr->maxThreadsPerBlock = bound ? (int)bound : 1024;
   attr->numRegs = 32; /* nominal: ncclsim cannot know (see cuda_runtime_api.h) */
   attr->ptxVersion = 90;
   attr->binaryVersion = 90;
-  attr->maxDynamicSharedSizeBytes = (int)(sim_k_smem_limit(k) - k->static_smem);
-  attr->preferredShmemCarveout = k->carveout ? k->carveout : -1;
+  attr->maxDynamicSharedSizeBytes = (int)(sim_k_smem_limit(k) - static_smem);
+  attr->preferredShmemCarveout = carveout ? carveout : -1;
   return cudaSuccess;
 }
 
@@ -128,16 +132,16 @@ SIM_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttri
   if (!k) return sim_k_not_kernel(func);
   switch (attr) {
   case cudaFuncAttributeMaxDynamicSharedMemorySize:
-    if (value < 0 || (size_t)value + k->static_smem > 232448) {
+    if (value < 0 || (size_t)value + K_GET(k, static_smem) > 232448) {
       SIM_WARN(SIM_KERNEL, "cudaFuncSetAttribute: %d bytes of dynamic shared memory: at most %zu for this kernel",
-               value, 232448 - k->static_smem);
+               value, 232448 - K_GET(k, static_smem));
       return sim_cuda_error(cudaErrorInvalidValue);
     }
-    k->max_dynamic_smem = value;
+    K_SET(k, max_dynamic_smem, value);
     return cudaSuccess;
   case cudaFuncAttributePreferredSharedMemoryCarveout:
     if (value < -1 || value > 100) return sim_cuda_error(cudaErrorInvalidValue);
-    k->carveout = value;
+    K_SET(k, carveout, value);
     return cudaSuccess;
   case cudaFuncAttributeClusterDimMustBeSet:
   case cudaFuncAttributeNonPortableClusterSizeAllowed:
@@ -165,12 +169,12 @@ SIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(in
   if (!n || threads <= 0 || flags > 1) return sim_cuda_error(cudaErrorInvalidValue);
   kentry *k = known(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   if (!k) return sim_k_not_kernel(func);
-  unsigned most = k->max_threads ? k->max_threads : 1024;
+  unsigned most = K_GET(k, max_threads) ? K_GET(k, max_threads) : 1024;
   /* a block it could not launch: none (so past the kernel's dynamic shared
    * memory attribute too, as CUDA 13 on an H100 answers) */
   *n = (unsigned)threads > most || smem > sim_k_smem_limit(k)
            ? 0
-           : sim_k_occupancy((unsigned)threads, smem + k->static_smem);
+           : sim_k_occupancy((unsigned)threads, smem + K_GET(k, static_smem));
   return cudaSuccess;
 }
 
@@ -184,13 +188,13 @@ SIM_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *smem, c
   if (!smem || blocks <= 0 || threads <= 0) return sim_cuda_error(cudaErrorInvalidValue);
   kentry *k = known(func, "cudaOccupancyAvailableDynamicSMemPerBlock");
   if (!k) return sim_k_not_kernel(func);
-  if (sim_k_occupancy((unsigned)threads, k->static_smem) < blocks) {
+  if (sim_k_occupancy((unsigned)threads, K_GET(k, static_smem)) < blocks) {
     *smem = 0;
     return cudaSuccess;
   }
   size_t per = 233472 / (size_t)blocks;
-  per = per > 1024 + k->static_smem ? per - 1024 - k->static_smem : 0;
-  size_t limit = 232448 - k->static_smem;
+  per = per > 1024 + K_GET(k, static_smem) ? per - 1024 - K_GET(k, static_smem) : 0;
+  size_t limit = 232448 - K_GET(k, static_smem);
   *smem = per < limit ? per : limit;
   return cudaSuccess;
 }
