@@ -24,15 +24,6 @@
 
 #include "kernel_internal.h"
 
-#if SIM_TSAN
-#include <sanitizer/tsan_interface.h>
-#define HB_RELEASE(p) __tsan_release((void *)(p))
-#define HB_ACQUIRE(p) __tsan_acquire((void *)(p))
-#else
-#define HB_RELEASE(p) ((void)(p))
-#define HB_ACQUIRE(p) ((void)(p))
-#endif
-
 SIM_EXPORT _Thread_local uint3 threadIdx;
 SIM_EXPORT _Thread_local uint3 blockIdx;
 SIM_EXPORT _Thread_local uint3 blockDim = {1, 1, 1};
@@ -87,6 +78,7 @@ void sim_k_fault(kgrid *g, cudaError_t err, const char *fmt, ...) {
 }
 
 void sim_k_abort(kgrid *g, cudaError_t err, const char *fmt, ...) {
+  sim_k_engine_enter(); /* left with the thread (fiber.c) */
   va_list ap;
   va_start(ap, fmt);
   vfault(g, err, fmt, ap);
@@ -189,7 +181,7 @@ static void thread_main(void *arg);
 /* Gives t a fiber if it has none yet; false out of memory. */
 static bool ready(kgrid *g, kthread *t) {
   if (t->state != KT_NEW) return true;
-  sim_fiber *f = sim_fiber_alloc();
+  sim_fiber *f = sim_fiber_alloc(ring_index(g, t));
   if (!f) return false;
   sim_fiber_prepare(f, thread_main, t);
   t->fiber = f;
@@ -266,14 +258,20 @@ static void thread_exit(kgrid *g, kthread *t) {
   sim_fiber *from = t->fiber;
   t->fiber = NULL; /* pooled once left */
   set_coords(g, next);
-  sim_fiber_leave(from, next ? next->fiber : g->home, !next);
+  sim_fiber_exit_to(from, next ? next->fiber : g->home, !next);
 }
 
+/* A kernel thread, on its fiber: the kernel's own code is the one part
+ * that ThreadSanitizer sees (the engine's bookkeeping around it is not:
+ * kernel.h). */
 static void thread_main(void *arg) {
   kthread *t = arg;
   kgrid *g = sim_k_grid;
-  HB_ACQUIRE(g);
-  g->l->invoke(g->l);
+  __ncclsim_launch *l = g->l;
+  HB_ACQUIRE(&g->ring); /* what the worker did before the ring started */
+  sim_k_engine_leave();
+  l->invoke(l);
+  sim_k_engine_enter();
   thread_exit(g, t);
 }
 
@@ -395,11 +393,18 @@ void sim_k_block_fini(kblock *b) {
 void sim_k_ring_run(kgrid *g) {
   g->progress = true;
   g->quiet_since = 0;
-  HB_RELEASE(g);
+  /* A thread's start comes after what the worker did so far, its end
+   * before what the worker does next; not on one object, which would
+   * order a thread after every thread that ended before it started. */
+  HB_RELEASE(&g->ring);
+  /* threadIdx and the rest, which the threads read, are the engine's to
+   * write here too. */
+  sim_k_engine_enter();
   kthread *first = pick_next(g, g->ring_n - 1);
   if (first) hand_to(g, NULL, first);
   /* Back home: every thread ended, a fault, or no thread can go on. */
   set_coords(g, NULL);
+  sim_k_engine_leave();
   HB_ACQUIRE(g);
   if (g->err == cudaSuccess && g->live > 0) {
     char stall[768];
@@ -413,7 +418,7 @@ void sim_k_ring_run(kgrid *g) {
 
 /* ---- what device code calls ---- */
 
-SIM_EXPORT int __ncclsim_syncthreads(int op, int pred) {
+static int block_sync(int op, int pred) {
   kthread *t = current();
   int p = pred != 0;
   if (!t) return op == 1 ? p : p; /* a host thread is a block of one */
@@ -434,7 +439,14 @@ SIM_EXPORT int __ncclsim_syncthreads(int op, int pred) {
   return b->bar_result[0];
 }
 
-SIM_EXPORT void __ncclsim_grid_sync(void) {
+SIM_EXPORT int __ncclsim_syncthreads(int op, int pred) {
+  sim_k_engine_enter();
+  int r = block_sync(op, pred);
+  sim_k_engine_leave();
+  return r;
+}
+
+static void grid_sync(void) {
   kthread *t = current();
   if (!t) return;
   kgrid *g = sim_k_grid;
@@ -456,6 +468,12 @@ SIM_EXPORT void __ncclsim_grid_sync(void) {
   HB_ACQUIRE(&g->grid_gen);
 }
 
+SIM_EXPORT void __ncclsim_grid_sync(void) {
+  sim_k_engine_enter();
+  grid_sync();
+  sim_k_engine_leave();
+}
+
 static unsigned warp_present(const kblock *b, unsigned warp) {
   unsigned n = warp == b->nwarps - 1 && b->nthreads % 32 ? b->nthreads % 32 : 32;
   return n == 32 ? 0xffffffffu : (1u << n) - 1;
@@ -467,7 +485,9 @@ static unsigned warp_present(const kblock *b, unsigned warp) {
  * another exchange: it diverged) or is in __activemask too, and the mask
  * is the lanes in __activemask. So lanes that returned early (a bounds
  * check) are left out whichever order the lanes ran in. */
-SIM_EXPORT unsigned __ncclsim_activemask(void) {
+static int yield_turn(const char *what);
+
+static unsigned activemask(void) {
   kthread *t = current();
   if (!t) return 1;
   kgrid *g = sim_k_grid;
@@ -492,8 +512,15 @@ SIM_EXPORT unsigned __ncclsim_activemask(void) {
       g->progress = true;
     }
     if (!t->in_activemask) return t->active;
-    __ncclsim_yield("__activemask: the other lanes of its warp to reach it, wait elsewhere or end");
+    yield_turn("__activemask: the other lanes of its warp to reach it, wait elsewhere or end");
   }
+}
+
+SIM_EXPORT unsigned __ncclsim_activemask(void) {
+  sim_k_engine_enter();
+  unsigned m = activemask();
+  sim_k_engine_leave();
+  return m;
 }
 
 /* The exchange of w that a lane joins with `mask`: the one under way with
@@ -510,8 +537,7 @@ static kexchange *exchange_for(kwarp *w, unsigned mask) {
   return free_slot;
 }
 
-SIM_EXPORT uint64_t __ncclsim_warp_sync(unsigned mask, uint64_t value, __ncclsim_warp_fn fn, uint64_t arg,
-                                        const char *kind) {
+static uint64_t warp_sync(unsigned mask, uint64_t value, __ncclsim_warp_fn fn, uint64_t arg, const char *kind) {
   kthread *t = current();
   if (!t) { /* a host thread is lane 0 of a warp of one */
     uint64_t v[32] = {value}, a[32] = {arg};
@@ -551,11 +577,16 @@ SIM_EXPORT uint64_t __ncclsim_warp_sync(unsigned mask, uint64_t value, __ncclsim
       sim_k_abort(g, cudaErrorLaunchFailure, "%s: %s with mask 0x%08x names lane %u, which has ended (CUDA: undefined)",
                   where, kind, mask, l);
     }
+  /* What each lane did before the exchange is ordered before what every
+   * lane of it does after: each releases as it arrives, the last acquires
+   * them all before it computes the results, and each waiter acquires once
+   * woken (after the last arrival's release). */
   w->value[lane] = value;
   w->arg[lane] = arg;
   x->arrived |= bit;
   HB_RELEASE(w);
   if (x->arrived == x->want) {
+    HB_ACQUIRE(w);
     for (unsigned l = 0; l < 32; l++)
       if (mask >> l & 1) {
         w->result[l] = fn(w->value, w->arg, mask, l);
@@ -567,12 +598,20 @@ SIM_EXPORT uint64_t __ncclsim_warp_sync(unsigned mask, uint64_t value, __ncclsim
   } else {
     t->state = KT_WARP;
     wait_turn(g, t);
+    HB_ACQUIRE(w);
   }
-  HB_ACQUIRE(w);
   return w->result[lane];
 }
 
-SIM_EXPORT int __ncclsim_yield(const char *what) {
+SIM_EXPORT uint64_t __ncclsim_warp_sync(unsigned mask, uint64_t value, __ncclsim_warp_fn fn, uint64_t arg,
+                                        const char *kind) {
+  sim_k_engine_enter();
+  uint64_t r = warp_sync(mask, value, fn, arg, kind);
+  sim_k_engine_leave();
+  return r;
+}
+
+static int yield_turn(const char *what) {
   kthread *t = current();
   if (!t) {
     sched_yield();
@@ -586,9 +625,18 @@ SIM_EXPORT int __ncclsim_yield(const char *what) {
   return 0;
 }
 
+SIM_EXPORT int __ncclsim_yield(const char *what) {
+  sim_k_engine_enter();
+  int r = yield_turn(what);
+  sim_k_engine_leave();
+  return r;
+}
+
 SIM_EXPORT void __ncclsim_tick(void) {
+  sim_k_engine_enter();
   __ncclsim_ticks = SIM_K_TICKS;
-  if (current()) __ncclsim_yield(NULL);
+  if (current()) yield_turn(NULL);
+  sim_k_engine_leave();
 }
 
 /* ---- __shared__ ---- */
@@ -597,7 +645,7 @@ SIM_EXPORT void __ncclsim_tick(void) {
  * one instance of each, as a block of one would. */
 static _Thread_local kblock host_block;
 
-SIM_EXPORT void *__ncclsim_shared(const void *key, size_t size, size_t align) {
+static void *shared_var(const void *key, size_t size, size_t align) {
   kthread *t = current();
   kblock *b = t ? t->pub.block : &host_block;
   for (unsigned i = 0; i < b->nvars; i++)
@@ -637,7 +685,17 @@ nomem:
   return NULL;
 }
 
+SIM_EXPORT void *__ncclsim_shared(const void *key, size_t size, size_t align) {
+  sim_k_engine_enter();
+  void *p = shared_var(key, size, align);
+  sim_k_engine_leave();
+  return p;
+}
+
 SIM_EXPORT void *__ncclsim_shared_dynamic(void) {
+  sim_k_engine_enter();
   kthread *t = current();
-  return t ? t->pub.block->smem : NULL;
+  void *p = t ? t->pub.block->smem : NULL;
+  sim_k_engine_leave();
+  return p;
 }

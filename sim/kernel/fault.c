@@ -22,15 +22,6 @@
 
 #include "kernel_internal.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/common_interface_defs.h>
-#define FAULT_ASAN 1
-#else
-#define FAULT_ASAN 0
-#endif
-#if SIM_TSAN
-#include <sanitizer/tsan_interface.h>
-#endif
 
 static struct sigaction old_segv, old_bus;
 
@@ -83,18 +74,15 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
     pass_on(sig, si, uc);
     return;
   }
+  kthread *t = g->running;
+  sim_k_engine_enter_handler();
   char where[256], what[256];
   sim_k_where(g, g->running, where, sizeof where);
   describe_address(g, si->si_addr, what, sizeof what);
   sim_k_fault(g, cudaErrorIllegalAddress, "%s: %s at address %p%s", where,
               sig == SIGSEGV ? "an access to memory it may not touch" : "a bus error", si->si_addr, what);
-#if FAULT_ASAN
-  __sanitizer_start_switch_fiber(NULL, g->home->stack, g->home->stack_size);
-#endif
-#if SIM_TSAN
-  __tsan_switch_to_fiber(g->home->tsan, 0);
-#endif
   g->running = NULL;
+  sim_fiber_escape(t->fiber, g->home);
   siglongjmp(g->jmp, 1);
 }
 

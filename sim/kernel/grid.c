@@ -141,6 +141,7 @@ cudaError_t sim_k_run(__ncclsim_launch *l, int device) {
   sim_k_tls_bind(g);
   g->home = sim_fiber_home();
   if (!g->home) return cudaErrorMemoryAllocation;
+  sim_fiber_tls_ready();
   sim_k_signals_install();
   blockDim = (uint3){l->block.x, l->block.y, l->block.z};
   gridDim = (uint3){l->grid.x, l->grid.y, l->grid.z};
@@ -151,12 +152,16 @@ cudaError_t sim_k_run(__ncclsim_launch *l, int device) {
   if (sigsetjmp(g->jmp, 0) == 0) {
     g->jmp_armed = true;
     run_blocks(g);
+  } else {
+    sim_k_engine_reset(); /* it left the ring's engine code */
   }
   g->jmp_armed = false;
+  /* First: freeing the threads a fault abandoned orders what they did
+   * before what comes next, for ThreadSanitizer (fiber.c). */
+  for (unsigned b = 0; b < g->nresident; b++) sim_k_block_fini(&g->blocks[b]);
   sim_k_grid = NULL;
   blockDim = (uint3){1, 1, 1};
   gridDim = (uint3){1, 1, 1};
-  for (unsigned b = 0; b < g->nresident; b++) sim_k_block_fini(&g->blocks[b]);
   if (l->cooperative) {
     sim_free(g->blocks);
     sim_free(g->ring);

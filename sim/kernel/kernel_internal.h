@@ -14,6 +14,7 @@
 
 #include "../sim.h"
 #include "../cuda/cuda.h"
+#include "kernel.h"
 #include <ncclsim_device/abi.h>
 
 /* ---- fibers (fiber.c) ---- */
@@ -24,29 +25,63 @@ typedef struct sim_fiber {
   char *stack;        /* lowest usable address */
   size_t stack_size;
   void *tsan;         /* ThreadSanitizer's fiber */
+  int tsan_ign;       /* its ignore depth when it last switched away (fiber.c) */
   struct sim_fiber *next; /* in the worker's pool */
   void (*fn)(void *);
   void *arg;
-  bool fresh;         /* prepared, not yet entered */
-  bool leaving;       /* ended: pooled by whatever resumes after it */
+  struct sim_fiber *exit_to; /* where it goes when fn returns */
+  bool exit_sync;
+  bool fresh;         /* prepared with a new context, not yet entered */
+  bool leaving;       /* its thread ended: pooled by whatever resumes after it */
+  bool parked;        /* waits in its loop for its next thread (no new context needed) */
+  bool slot, busy;    /* one of the worker's by ring index (fiber.c), and in use */
   struct sim_fiber *target; /* the fiber it last jumped to (one entered first learns itself) */
 } sim_fiber;
 
 /* The calling worker's own context, made with the worker's fiber state
  * (pool, signal stack) at its first call; NULL out of memory. */
 sim_fiber *sim_fiber_home(void);
-/* A fiber with a stack, from the worker's pool; NULL out of memory. */
-sim_fiber *sim_fiber_alloc(void);
+/* A fiber with a stack, from the worker's pool, for the thread at index
+ * `slot` of its ring (under ThreadSanitizer, the worker's fiber of that
+ * index: fiber.c); NULL out of memory. */
+sim_fiber *sim_fiber_alloc(unsigned slot);
+/* Pools a fiber whose function did not return (abandoned by a fault) or
+ * that was never switched to. */
 void sim_fiber_free(sim_fiber *f);
-/* Makes f start at fn(arg) when it is first switched to; fn never returns. */
+/* Makes f run fn(arg) when it is next switched to. When fn returns, f
+ * goes where sim_fiber_exit_to said, and back to the pool. */
 void sim_fiber_prepare(sim_fiber *f, void (*fn)(void *), void *arg);
 /* Suspends `from` (the running context) and resumes `to`. `sync`: the
  * switch orders what `from` did before what `to` does, for
  * ThreadSanitizer (kernel threads switch without it: see fiber.c). */
 void sim_fiber_switch(sim_fiber *from, sim_fiber *to, bool sync);
-/* The same, for a fiber that ends: its stack is pooled once left. */
-void sim_fiber_leave(sim_fiber *from, sim_fiber *to, bool sync) __attribute__((noreturn));
+/* Where `from`, running, goes when its function returns, as a switch. */
+void sim_fiber_exit_to(sim_fiber *from, sim_fiber *to, bool sync);
+/* The sanitizers told of a switch from `from` to `to` that a siglongjmp
+ * makes (a fault in a kernel thread): `from` is abandoned. */
+void sim_fiber_escape(sim_fiber *from, sim_fiber *to);
 size_t sim_fiber_stack_size(void);
+/* Under ThreadSanitizer: the thread-local variables of every module
+ * loaded, made for the calling worker before its kernel threads use them
+ * (fiber.c). */
+#if SIM_TSAN
+void sim_fiber_tls_ready(void);
+#else
+static inline void sim_fiber_tls_ready(void) {}
+#endif
+
+
+/* Where threads meet (a barrier, a warp exchange, a launch), the order
+ * ThreadSanitizer is told of: what came before a release on p, before
+ * what comes after an acquire on p. */
+#if SIM_TSAN
+#include <sanitizer/tsan_interface.h>
+#define HB_RELEASE(p) __tsan_release((void *)(p))
+#define HB_ACQUIRE(p) __tsan_acquire((void *)(p))
+#else
+#define HB_RELEASE(p) ((void)(p))
+#define HB_ACQUIRE(p) ((void)(p))
+#endif
 
 /* ---- a kernel's threads (block.c) ---- */
 typedef enum { KT_NEW = 0, KT_RUN, KT_BAR, KT_WARP, KT_GRID, KT_DONE } kt_state;

@@ -81,20 +81,27 @@ SIM_EXPORT int __ncclsim_printf(const char *fmt, ...) {
   if (n >= (int)sizeof small && (text = malloc((size_t)n + 1))) vsnprintf(text, (size_t)n + 1, fmt, ap2);
   va_end(ap2);
   if (n < 0 || !text) return -2;
+  /* The buffer is engine code's (kernel.h), and its lock would
+   * order each printing thread after the last one, as a GPU's does not. */
+  sim_k_engine_enter();
+  sim_k_nosync_begin();
   int device = sim_k_grid ? sim_k_grid->device : sim_current_device();
   fifo *f = fifo_of(device, true);
-  if (!f) return -2;
-  pthread_mutex_lock(&f->lock);
-  if (!f->buf && (f->buf = malloc(limit_get(L_PRINTF, device)))) f->cap = limit_get(L_PRINTF, device);
-  if (f->buf && f->len + (size_t)n <= f->cap) {
-    memcpy(f->buf + f->len, text, (size_t)n);
-    f->len += (size_t)n;
-  } else {
-    f->lost += (size_t)n;
+  if (f) {
+    pthread_mutex_lock(&f->lock);
+    if (!f->buf && (f->buf = malloc(limit_get(L_PRINTF, device)))) f->cap = limit_get(L_PRINTF, device);
+    if (f->buf && f->len + (size_t)n <= f->cap) {
+      memcpy(f->buf + f->len, text, (size_t)n);
+      f->len += (size_t)n;
+    } else {
+      f->lost += (size_t)n;
+    }
+    pthread_mutex_unlock(&f->lock);
   }
-  pthread_mutex_unlock(&f->lock);
+  sim_k_nosync_end();
+  sim_k_engine_leave();
   if (text != small) free(text);
-  return conversions(fmt);
+  return f ? conversions(fmt) : -2;
 }
 
 void sim_k_printf_flush(int device) {

@@ -84,6 +84,7 @@ static void *copy_on(dsym *d, int device) {
     if (sim_mem_alloc(&p, d->size, device, SIM_MEM_DEVICE, 256) != cudaSuccess) return NULL;
     memcpy(p, d->host, d->size);
     d->copy[device] = p;
+    HB_RELEASE(d); /* its first bytes, before any kernel thread's use */
   }
   return d->copy[device];
 }
@@ -92,25 +93,44 @@ static void *copy_on(dsym *d, int device) {
 static _Thread_local struct {
   const void *host;
   int device;
+  dsym *sym;
   void *copy;
 } last;
 
-SIM_EXPORT void *__ncclsim_device_symbol(const void *host, size_t size, const char *name) {
+/* On a kernel thread, engine code (kernel.h): the cache above is
+ * the worker's. Its lock would order each kernel thread that takes it
+ * after the last one, which nothing on a GPU does; what it must order, a
+ * copy's first bytes before the kernel threads' uses, is a release and an
+ * acquire of its own. */
+static void *device_symbol(const void *host, size_t size, const char *name) {
   int device = sim_k_grid ? sim_k_grid->device : sim_current_device();
-  if (last.host == host && last.device == device) return last.copy;
-  pthread_mutex_lock(&lock);
-  dsym *d = find(host, size, name);
-  void *p = d ? copy_on(d, device) : NULL;
-  pthread_mutex_unlock(&lock);
-  if (!p) {
-    if (sim_k_grid && sim_k_grid->running)
-      sim_k_abort(sim_k_grid, cudaErrorMemoryAllocation, "no memory for device %d's copy of %s (%zu bytes)", device,
-                  name ? name : "a __device__ variable", size);
-    return (void *)host; /* a host thread without memory: the shadow */
+  bool kernel = __ncclsim_self != NULL;
+  if (last.host != host || last.device != device) {
+    if (kernel) sim_k_nosync_begin();
+    pthread_mutex_lock(&lock);
+    dsym *d = find(host, size, name);
+    void *p = d ? copy_on(d, device) : NULL;
+    pthread_mutex_unlock(&lock);
+    if (kernel) sim_k_nosync_end();
+    if (!p) {
+      if (sim_k_grid && sim_k_grid->running)
+        sim_k_abort(sim_k_grid, cudaErrorMemoryAllocation, "no memory for device %d's copy of %s (%zu bytes)", device,
+                    name ? name : "a __device__ variable", size);
+      return (void *)host; /* a host thread without memory: the shadow */
+    }
+    last.host = host;
+    last.device = device;
+    last.sym = d;
+    last.copy = p;
   }
-  last.host = host;
-  last.device = device;
-  last.copy = p;
+  if (kernel) HB_ACQUIRE(last.sym);
+  return last.copy;
+}
+
+SIM_EXPORT void *__ncclsim_device_symbol(const void *host, size_t size, const char *name) {
+  sim_k_engine_enter();
+  void *p = device_symbol(host, size, name);
+  sim_k_engine_leave();
   return p;
 }
 

@@ -21,6 +21,15 @@
 
 #include <vector_types.h>
 
+/* 1 in a ThreadSanitizer build (GCC's macro, clang's feature test). */
+#if defined(__SANITIZE_THREAD__)
+#define NCCLSIM_K_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NCCLSIM_K_TSAN 1
+#endif
+#endif
+
 #ifdef __cplusplus
 #define NCCLSIM_K_TLS __thread
 extern "C" {
@@ -54,7 +63,20 @@ extern NCCLSIM_K_TLS __ncclsim_kthread *__ncclsim_self;
  * thread of its block run (__ncclsim_tick), so a thread that spins on a
  * flag another thread sets cannot starve it. ncclsim's compiler driver
  * puts the count in every loop of device code. */
+#if defined(__cplusplus) && defined(NCCLSIM_K_TSAN)
+/* Under ThreadSanitizer: the count is one word of the worker's, which
+ * every thread of the block counts down in turn, each on its own fiber;
+ * plain, it would be reported as a race between them (a fiber switch
+ * orders nothing there, as on a GPU). A relaxed atomic says what it is,
+ * and orders nothing either. The same int to the engine. */
+struct __ncclsim_ticks_t {
+  int n;
+  int operator--() { return __atomic_sub_fetch(&n, 1, __ATOMIC_RELAXED); }
+};
+extern NCCLSIM_K_TLS __ncclsim_ticks_t __ncclsim_ticks;
+#else
 extern NCCLSIM_K_TLS int __ncclsim_ticks;
+#endif
 void __ncclsim_tick(void);
 
 /* ---- launches ------------------------------------------------------------
@@ -177,4 +199,5 @@ int __ncclsim_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 }
 #endif
 #undef NCCLSIM_K_TLS
+#undef NCCLSIM_K_TSAN
 #endif /* NCCLSIM_DEVICE_ABI_H_ */
