@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "dev_internal.h"
+#include "../kernel/kernel.h"
 #include "../transport.h"
 
 static pthread_mutex_t views_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -81,7 +82,7 @@ static sim_dev_win *view_make(ncclWindow_t w) {
   return v;
 }
 
-sim_dev_win *sim_dev_win_of(ncclWindow_t w, const char *op) {
+static sim_dev_win *win_of(ncclWindow_t w, const char *op) {
   unsigned s = slot_of(w);
   uint64_t gen = views_gen_load();
   if (w && cache[s].win == w && cache[s].gen == gen) return cache[s].v;
@@ -106,6 +107,15 @@ sim_dev_win *sim_dev_win_of(ncclWindow_t w, const char *op) {
   cache[s].win = w;
   cache[s].gen = gen;
   cache[s].v = v;
+  return v;
+}
+
+/* The cache is the worker's, which its kernel threads share: the kernel
+ * engine's to ThreadSanitizer (sim/kernel/kernel.h). */
+sim_dev_win *sim_dev_win_of(ncclWindow_t w, const char *op) {
+  sim_k_engine_enter();
+  sim_dev_win *v = win_of(w, op);
+  sim_k_engine_leave();
   return v;
 }
 
@@ -208,7 +218,9 @@ SIM_EXPORT void *ncclsimDevWinTeam(ncclWindow_t w, size_t offset, int teamRank, 
   return lsa_at(v, v->lsa_rank + (peer - teamRank) * teamStride, offset, op);
 }
 
+/* The cache (in the program, inline) is the worker's too. */
 SIM_EXPORT void ncclsimDevWinFill(ncclWindow_t w, ncclsimDevWinCache *c) {
+  sim_k_engine_enter();
   uint64_t gen = views_gen_load(); /* before the view: a drop after it makes the entry stale */
   sim_dev_win *v = sim_dev_win_of(w, "a window pointer");
   c->win = w;
@@ -219,6 +231,7 @@ SIM_EXPORT void ncclsimDevWinFill(ncclWindow_t w, ncclsimDevWinCache *c) {
   c->lsaPtr = v->res ? NULL : v->lsa_ptr; /* a resource window's peers are found at each use */
   c->lsaBytes = v->lsa_bytes;
   c->lsaWorld = v->lsa_world;
+  sim_k_engine_leave();
 }
 
 /* ---- resource buffers ---- */
