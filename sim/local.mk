@@ -52,7 +52,7 @@ sim_libncclsim_core_la_SOURCES = \
 	sim/coll/coll.c sim/coll/coll_net.c sim/coll/small.c sim/coll/work.c sim/coll/reduce.c sim/coll/dtype.c sim/coll/redop.c \
 	sim/dev/props.c sim/dev/devcomm.c \
 	sim/kernel/fiber.c sim/kernel/block.c sim/kernel/grid.c sim/kernel/launch.c sim/kernel/registry.c \
-	sim/kernel/symbols.c sim/kernel/fault.c sim/kernel/printf.c \
+	sim/kernel/symbols.c sim/kernel/fault.c sim/kernel/printf.c sim/kernel/volatile.c \
 	sim/transport_local.c
 sim_libncclsim_core_la_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include $(JANSSON_CFLAGS) $(UCX_CFLAGS)
 sim_libncclsim_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden

@@ -114,6 +114,30 @@ static void host_cxx(const job *j, const paths *p, strv *a) {
   split_words(p->cxx, a);
 }
 
+/* Under ThreadSanitizer (-fsanitize=thread among the host flags, not
+ * taken back), the compiler tells volatile accesses apart: libncclsim
+ * checks them as relaxed atomics, as a GPU's are (sim/kernel/volatile.c). */
+static void tsan_volatile(strv *cc) {
+  bool tsan = false;
+  for (size_t i = 0; i < cc->n; i++) {
+    const char *a = cc->v[i];
+    bool on = !strncmp(a, "-fsanitize=", 11), off = !strncmp(a, "-fno-sanitize=", 14);
+    if (!on && !off) continue;
+    char *list = xstrdup(strchr(a, '=') + 1), *save = NULL;
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+      if (!strcmp(t, "thread") || (off && !strcmp(t, "all"))) tsan = on;
+    free(list);
+  }
+  if (!tsan) return;
+  const char *base = strrchr(cc->v[0], '/');
+  if (strstr(base ? base + 1 : cc->v[0], "clang")) {
+    strv_push(cc, "-mllvm");
+    strv_push(cc, "-tsan-distinguish-volatile=1");
+  } else {
+    strv_push(cc, "--param=tsan-distinguish-volatile=1");
+  }
+}
+
 /* Rewrites `dep` (a make dependency file) with root's prefix taken out. */
 static void fix_deps(const char *dep, const char *root) {
   size_t len;
@@ -187,6 +211,7 @@ static int compile_cu(const job *j, const paths *p, const char *src, const char 
   strv_push(&cc, dirname(dir));
   free(dir);
   strv_append(&cc, &j->host);
+  tsan_volatile(&cc);
   if (j->shared) strv_push(&cc, "-fPIC");
   strv_append(&cc, &j->deps);
   if (j->mode == MODE_PREPROCESS) {
