@@ -38,6 +38,12 @@ KERNEL_TESTS += tests/kernel_graph
 EXTRA_DIST += tests/kernel_graph.cu
 tests/kernel_graph: $(srcdir)/tests/kernel_graph.cu $(KERNEL_TEST_DEPS)
 	$(AM_V_GEN)$(NVCC_TEST) -o $@ $(srcdir)/tests/kernel_graph.cu $(CMOCKA_LIBS)
+# ThreadSanitizer on kernels: a race between a block's threads reported,
+# none for what orders them or for the engine (skipped without TSan).
+KERNEL_TESTS += tests/kernel_tsan
+EXTRA_DIST += tests/kernel_tsan.cu
+tests/kernel_tsan: $(srcdir)/tests/kernel_tsan.cu $(KERNEL_TEST_DEPS)
+	$(AM_V_GEN)$(NVCC_TEST) -o $@ $(srcdir)/tests/kernel_tsan.cu $(CMOCKA_LIBS)
 # Inline PTX, each instruction ncclsim-nvcc carries out (sim/nvcc/ptx.c).
 KERNEL_TESTS += tests/kernel_ptx
 EXTRA_DIST += tests/kernel_ptx.cu
