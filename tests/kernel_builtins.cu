@@ -37,8 +37,11 @@ __global__ void hammer(counters *c) {
   atomicOr(&c->i_or, 1 << (t % 31));
   atomicXor(&c->i_xor, 1);
   atomicExch(&c->i_exch, 5);
-  int old = c->i_cas;
-  while (atomicCAS(&c->i_cas, old, old + 1) != old) old = c->i_cas; /* a CAS loop: += 1 */
+  /* A CAS loop: += 1. Its reads are volatile: a plain one races with the
+   * other threads' CAS (ThreadSanitizer says so). */
+  volatile int *cas = &c->i_cas;
+  int old = *cas;
+  while (atomicCAS(&c->i_cas, old, old + 1) != old) old = *cas;
   atomicAdd(&c->u_add, 3u);
   atomicInc(&c->u_inc, 9u);   /* wraps at 9: 0..9 */
   atomicDec(&c->u_dec, 9u);

@@ -89,7 +89,7 @@ __constant__ float dev_scale = 2.0f;
 
 __global__ void bump(int by, int *seen) {
   atomicAdd(&dev_counter, by);
-  dev_array[threadIdx.x % 4] += 1;
+  atomicAdd(&dev_array[threadIdx.x % 4], 1); /* threads t and t + 4 share an element */
   seen[threadIdx.x] = (int)(dev_scale * 10);
 }
 
