@@ -9,10 +9,11 @@
  * members, spread over lines; __device__, __constant__ and __shared__
  * variables in namespaces (an anonymous one too), declared extern first, a
  * struct defined in a __shared__ declaration; loops of each kind in device
- * code and device lambdas; a printf of the program's own. (A __global__
- * declaration before its definition is refused by clang as the driver
- * reads it: every function is host and device code there,
- * ncclsim_device/prelude.h.) Built by ncclsim-nvcc (tests/kernel.mk). */
+ * code and device lambdas; a printf of the program's own; kernels, plain
+ * and templated, declared before their definitions and launched between
+ * (clang found the declaration at odds with the definition as the driver
+ * read it, an error of the prelude's force_cuda_host_device pragma, and
+ * the driver refused the file). Built by ncclsim-nvcc (tests/kernel.mk). */
 #include "kernel_test.h"
 
 #include <cstdio>
@@ -387,13 +388,34 @@ static void test_own_printf(void **state) {
   cudaFree(out);
 }
 
+/* ---- kernels declared before they are defined ---- */
+
+__global__ void declared_first(int *p, int v);
+template <class T> __global__ void declared_first_t(T *p, T v);
+
+static void test_declared_first(void **state) {
+  (void)state;
+  int *p, h[2];
+  assert_int_equal(cudaMalloc(&p, sizeof h), cudaSuccess);
+  declared_first<<<1, 2>>>(p, 5);
+  declared_first_t<<<1, 2>>>(p, 100);
+  assert_int_equal(launched(), cudaSuccess);
+  assert_int_equal(cudaMemcpy(h, p, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_int_equal(h[0], 105);
+  assert_int_equal(h[1], 106);
+  cudaFree(p);
+}
+
+__global__ void declared_first(int *p, int v) { p[threadIdx.x] = v + (int)threadIdx.x; }
+template <class T> __global__ void declared_first_t(T *p, T v) { p[threadIdx.x] += v; }
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_params),        cmocka_unit_test(test_templates),
       cmocka_unit_test(test_explicit_args), cmocka_unit_test(test_overloads_and_pointers),
       cmocka_unit_test(test_launch_bounds), cmocka_unit_test(test_launch_lines),
       cmocka_unit_test(test_variables),     cmocka_unit_test(test_loops),
-      cmocka_unit_test(test_own_printf),
+      cmocka_unit_test(test_own_printf),    cmocka_unit_test(test_declared_first),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1108,6 +1108,23 @@ static void list_file(CXFile f, CXSourceLocation *stack, unsigned depth, CXClien
   if (!builtin) file_of(x, f);
 }
 
+/* Whether d is an error that only the prelude's force_cuda_host_device
+ * pragma makes: it gives every function implicit host and device
+ * attributes, kernels included, and clang (14) finds them at odds with
+ * __global__ when it merges a kernel's declaration into its later
+ * definition. In parse mode __host__ is empty and __device__ an
+ * annotation, so no code of the program's can make these two errors. */
+static bool pragma_artifact(CXDiagnostic d) {
+  CXString s = clang_getDiagnosticSpelling(d);
+  const char *t = clang_getCString(s);
+  bool yes = t && (!strcmp(t, "'device' and 'global' attributes are not compatible") ||
+                   !strcmp(t, "'global' and 'host' attributes are not compatible") ||
+                   !strcmp(t, "'host' and 'global' attributes are not compatible") ||
+                   !strcmp(t, "'global' and 'device' attributes are not compatible"));
+  clang_disposeString(s);
+  return yes;
+}
+
 int nvcc_parse(const char *src, const strv *args, const paths *p, rewrite *rw, bool verbose) {
   (void)p;
   if (verbose) {
@@ -1128,6 +1145,7 @@ int nvcc_parse(const char *src, const strv *args, const paths *p, rewrite *rw, b
   for (unsigned i = 0, n = clang_getNumDiagnostics(tu); i < n; i++) {
     CXDiagnostic d = clang_getDiagnostic(tu, i);
     enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
+    if (sev >= CXDiagnostic_Error && pragma_artifact(d)) sev = CXDiagnostic_Ignored;
     if (sev >= CXDiagnostic_Error) {
       CXString s = clang_formatDiagnostic(d, clang_defaultDiagnosticDisplayOptions());
       fprintf(stderr, "%s\n", clang_getCString(s));
