@@ -215,8 +215,32 @@ static void test_cudafree_of_pool_memory(void **state) {
   (void)cudaGetLastError();
 }
 
+/* A host function that holds its stream until the gate opens. */
+typedef struct {
+  pthread_mutex_t m;
+  pthread_cond_t c;
+  int open;
+} gate;
+
+static void gate_wait(void *arg) {
+  gate *g = arg;
+  pthread_mutex_lock(&g->m);
+  while (!g->open) pthread_cond_wait(&g->c, &g->m);
+  pthread_mutex_unlock(&g->m);
+}
+
+static void gate_open(gate *g) {
+  pthread_mutex_lock(&g->m);
+  g->open = 1;
+  pthread_cond_broadcast(&g->c);
+  pthread_mutex_unlock(&g->m);
+}
+
 /* cudaFreeAsync also takes cudaMalloc memory, freed when the stream gets
- * there; the memory is refused to every use from the call on. */
+ * there; the memory is refused to every use from the call on. The stream is
+ * held until the checks are done: had it run the free already, the
+ * memory would be unknown, not "freed" (a race the test lost under
+ * ThreadSanitizer). */
 static void test_free_async_of_cudamalloc(void **state) {
   (void)state;
   size_t n0 = live_allocs();
@@ -224,6 +248,8 @@ static void test_free_async_of_cudamalloc(void **state) {
   assert_int_equal(cudaMalloc((void **)&d, 100), cudaSuccess);
   cudaStream_t s;
   assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  assert_int_equal(cudaLaunchHostFunc(s, gate_wait, &g), cudaSuccess);
   assert_int_equal(cudaFreeAsync(d, s), cudaSuccess);
   assert_int_equal(cudaMemsetAsync(d, 1, 10, s), cudaErrorInvalidValue);
   warned("from cudaMalloc");
@@ -231,6 +257,8 @@ static void test_free_async_of_cudamalloc(void **state) {
   assert_int_equal(cudaIpcGetMemHandle(&h, d), cudaErrorInvalidValue); /* nor exported */
   warned("was freed");
   assert_int_equal(cudaFree(d), cudaErrorInvalidValue);
+  assert_true(sim_mem_lookup(d, NULL)); /* the free has not run */
+  gate_open(&g);
   assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
   assert_false(sim_mem_lookup(d, NULL));
   assert_int_equal(live_allocs(), n0);
@@ -283,7 +311,9 @@ static void test_use_after_free(void **state) {
   assert_int_equal(cudaMemsetAsync(buf, 0, 4, s2), cudaErrorInvalidValue);
   warned("cudaMemsetAsync");
   assert_int_equal(cudaMemcpy(out, buf, 4, cudaMemcpyDeviceToDevice), cudaErrorInvalidValue);
-  /* The buffer that was not freed is fine. */
+  /* The buffer that was not freed is fine (once the allreduce on s1 that
+   * writes it has run: s2 is another stream). */
+  assert_int_equal(cudaStreamSynchronize(s1), cudaSuccess);
   assert_int_equal(cudaMemsetAsync(out, 0, sizeof host, s2), cudaSuccess);
   assert_int_equal(cudaFreeAsync(out, s2), cudaSuccess);
   assert_int_equal(cudaStreamSynchronize(s1), cudaSuccess);
@@ -295,26 +325,6 @@ static void test_use_after_free(void **state) {
 }
 
 /* -------------------------------------------------------------- reuse */
-
-typedef struct {
-  pthread_mutex_t m;
-  pthread_cond_t c;
-  int open;
-} gate;
-
-static void gate_wait(void *arg) {
-  gate *g = arg;
-  pthread_mutex_lock(&g->m);
-  while (!g->open) pthread_cond_wait(&g->c, &g->m);
-  pthread_mutex_unlock(&g->m);
-}
-
-static void gate_open(gate *g) {
-  pthread_mutex_lock(&g->m);
-  g->open = 1;
-  pthread_cond_broadcast(&g->c);
-  pthread_mutex_unlock(&g->m);
-}
 
 /* A block is reused by an allocation of the same rounded size: on the
  * freeing stream at once (stream order), on another stream only once the
