@@ -61,8 +61,8 @@ if [ "$stale" = 1 ] && { [ ! -f "$build/cfg/config.h" ] ||
 fi
 
 # The libraries' sources, not the programs and drop-in shims beside them
-# (ncclsim-trace-merge has a main of its own).
-srcs=$(cd "$top" && ls lib/*.c sim/*.c sim/*/*.c | grep -v -e '^sim/trace_merge\.c$' -e '^sim/dropin/')
+# (ncclsim-trace-merge and ncclsim-nvcc have a main of their own).
+srcs=$(cd "$top" && ls lib/*.c sim/*.c sim/*/*.c | grep -v -e '^sim/trace_merge\.c$' -e '^sim/dropin/' -e '^sim/nvcc/')
 # lib/devcomm_bridge.cc: C++, built where configure found it usable.
 cxxsrcs=
 [ "$stale" = 0 ] || ! grep -q '^#define HAVE_NCCL_DEVCOMM 1' "$build/cfg/config.h" ||
@@ -98,8 +98,10 @@ if [ "$stale" = 1 ]; then
     objs="$objs $o"
   done
   wait
-  # ncclsim's timeline writes JSON through jansson where configure found it.
-  libs=-lm
+  # Kernels' threads are fibers switched by Boost.Context, which configure
+  # requires; ncclsim's timeline writes JSON through jansson where
+  # configure found it.
+  libs="-lm -lboost_context -ldl"
   if grep -q '^#define HAVE_JANSSON 1' "$build/cfg/config.h"; then
     libs="$libs $(pkg-config --libs jansson 2>/dev/null || echo -ljansson)"
   fi
