@@ -376,8 +376,10 @@ static cudaError_t launch_node(const xnode *xn, sim_stream *s) {
   }
 }
 
-static cudaError_t mark(sim_stream *s, struct CUgraphExec_st *x, uint64_t after, bool end) {
-  mark_op *m = sim_stream_op_alloc(s, sizeof *m);
+/* m: an op allocated already (the end's, taken before the launch enqueues
+ * anything), or NULL to allocate one here. */
+static cudaError_t mark(sim_stream *s, struct CUgraphExec_st *x, uint64_t after, bool end, mark_op *m) {
+  if (!m) m = sim_stream_op_alloc(s, sizeof *m);
   if (!m) return cudaErrorMemoryAllocation;
   m->x = x;
   m->after = after;
@@ -404,7 +406,15 @@ SIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t s
    * only when it was on this stream. */
   uint64_t before = atomic_fetch_add(&x->launched, 1);
   sim_stream *prev = atomic_exchange(&x->last_stream, s);
-  if ((err = mark(s, x, before && prev != s ? before : 0, false)) != cudaSuccess) {
+  /* The end op is taken first: once a node is enqueued, the launch must
+   * count done only when its nodes have run (an end that could not be
+   * allocated counted it at once, and the next launch, on another stream,
+   * ran beside this one's nodes: ThreadSanitizer, tests/sim_graph's
+   * allocation-failure loop). */
+  mark_op *end_op = sim_stream_op_alloc(s, sizeof *end_op);
+  if (!end_op || (err = mark(s, x, before && prev != s ? before : 0, false, NULL)) != cudaSuccess) {
+    if (end_op) sim_stream_op_free(end_op);
+    else err = cudaErrorMemoryAllocation;
     sim_count_add(&x->done, 1); /* never runs: the next launch must not wait for it */
     return sim_cuda_error(err);
   }
@@ -414,7 +424,7 @@ SIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t s
   for (size_t i = 0; i < x->n && err == cudaSuccess; i++) err = launch_node(&x->nodes[i], s);
   /* The end op is enqueued whatever failed, so that the launch counts
    * done; it never waits for room. */
-  cudaError_t end = mark(s, x, 0, true);
+  cudaError_t end = mark(s, x, 0, true, end_op);
   sim_graph_launching = false;
   atomic_fetch_sub(&sim_graph_launches, 1);
   if (end != cudaSuccess) {
