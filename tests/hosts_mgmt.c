@@ -49,6 +49,7 @@
 
 #include "net/net.h"
 #include "slow.h"
+#include "id_file.h"
 
 enum { MAXR = 8 };
 
@@ -58,27 +59,6 @@ static int fail(const char *what, ncclResult_t r) {
   fprintf(stderr, "hosts_mgmt: ranks %d..%d: %s: %s (%d); last error: %s\n", first, first + count - 1, what,
           ncclGetErrorString(r), (int)r, ncclGetLastError(NULL));
   return 1;
-}
-
-static int read_id(const char *path, ncclUniqueId *id, int seconds) {
-  for (int i = 0; i < 100 * seconds * slowdown(); i++) {
-    FILE *f = fopen(path, "rb");
-    if (f) {
-      size_t n = fread(id, 1, sizeof *id, f);
-      fclose(f);
-      if (n == sizeof *id) return 0;
-    }
-    usleep(10000);
-  }
-  return -1;
-}
-
-static int write_id(const char *path, const ncclUniqueId *id) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "wb");
-  if (!f || fwrite(id, 1, sizeof *id, f) != sizeof *id || fclose(f) != 0) return -1;
-  return rename(tmp, path);
 }
 
 /* Polls a non-blocking call on comms[0..n) (NULL ones skipped) until none

@@ -60,6 +60,7 @@
 #include <ncclsim.h>
 
 #include "slow.h"
+#include "id_file.h"
 
 enum { MAXR = 8 };
 
@@ -95,27 +96,6 @@ static void init_ended(const char *idfile, int first, int count, int nranks) {
     if (done >= nranks - count) return;
     usleep(10000);
   }
-}
-
-static int read_id(const char *path, ncclUniqueId *id) {
-  for (int i = 0; i < 3000 * slowdown(); i++) { /* 30 s times the build's slowdown */
-    FILE *f = fopen(path, "rb");
-    if (f) {
-      size_t n = fread(id, 1, sizeof *id, f);
-      fclose(f);
-      if (n == sizeof *id) return 0;
-    }
-    usleep(10000);
-  }
-  return -1;
-}
-
-static int write_id(const char *path, const ncclUniqueId *id) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "wb");
-  if (!f || fwrite(id, 1, sizeof *id, f) != sizeof *id || fclose(f) != 0) return -1;
-  return rename(tmp, path);
 }
 
 static unsigned char pattern(int sender, size_t i) { return (unsigned char)(sender * 31 + i * 7 + 1); }
@@ -603,7 +583,7 @@ int main(int argc, char **argv) {
   if (first == 0) {
     if ((r = ncclGetUniqueId(&id)) != ncclSuccess) return fail("ncclGetUniqueId", r);
     if (write_id(argv[5], &id) != 0) return fail("write the id file", ncclSystemError);
-  } else if (read_id(argv[5], &id) != 0) {
+  } else if (read_id(argv[5], &id, 30) != 0) {
     fprintf(stderr, "hosts_rank: no id in %s\n", argv[5]);
     return 1;
   }

@@ -17,7 +17,7 @@ endif
 endif
 # tests/slow.h: the build's slowdown (configure's N4C_SLOWDOWN), by which
 # the tests multiply their deadlines.
-noinst_HEADERS += tests/slow.h
+noinst_HEADERS += tests/slow.h tests/id_file.h tests/gate.h
 SIM_TEST_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/sim/include -I$(top_srcdir)/sim $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS)
 SIM_TEST_LDADD = sim/libncclsim_core.la $(CMOCKA_LIBS) $(JANSSON_LIBS) -lpthread -lm
 tests_sim_p2p_SOURCES = tests/sim_p2p.c tests/sim_ranks.h

@@ -21,41 +21,9 @@
 #include <ncclsim.h>
 
 #include "cuda/cuda.h" /* sim_op and sim_stream_enqueue: the only way to make a stream op fail on demand */
+#include "gate.h"
 
 /* ---------------------------------------------------------------- helpers */
-
-/* A host function that blocks its stream until the test opens the gate, so
- * that work queued behind it is known to be pending. */
-typedef struct {
-  pthread_mutex_t m;
-  pthread_cond_t c;
-  int open;
-} gate;
-
-static void gate_init(gate *g) {
-  pthread_mutex_init(&g->m, NULL);
-  pthread_cond_init(&g->c, NULL);
-  g->open = 0;
-}
-
-static void gate_wait(void *arg) {
-  gate *g = arg;
-  pthread_mutex_lock(&g->m);
-  while (!g->open) pthread_cond_wait(&g->c, &g->m);
-  pthread_mutex_unlock(&g->m);
-}
-
-static void gate_open(gate *g) {
-  pthread_mutex_lock(&g->m);
-  g->open = 1;
-  pthread_cond_broadcast(&g->c);
-  pthread_mutex_unlock(&g->m);
-}
-
-static void gate_destroy(gate *g) {
-  pthread_mutex_destroy(&g->m);
-  pthread_cond_destroy(&g->c);
-}
 
 static void count_call(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
 

@@ -23,6 +23,7 @@
 
 #include "sim.h" /* sim_last_warning, sim_mem_lookup */
 #include "cuda/cuda.h" /* sim_mem_lookup */
+#include "gate.h"
 
 static unsigned long long attr(cudaMemPool_t p, enum cudaMemPoolAttr a) {
   unsigned long long v = 12345;
@@ -215,27 +216,6 @@ static void test_cudafree_of_pool_memory(void **state) {
   (void)cudaGetLastError();
 }
 
-/* A host function that holds its stream until the gate opens. */
-typedef struct {
-  pthread_mutex_t m;
-  pthread_cond_t c;
-  int open;
-} gate;
-
-static void gate_wait(void *arg) {
-  gate *g = arg;
-  pthread_mutex_lock(&g->m);
-  while (!g->open) pthread_cond_wait(&g->c, &g->m);
-  pthread_mutex_unlock(&g->m);
-}
-
-static void gate_open(gate *g) {
-  pthread_mutex_lock(&g->m);
-  g->open = 1;
-  pthread_cond_broadcast(&g->c);
-  pthread_mutex_unlock(&g->m);
-}
-
 /* cudaFreeAsync also takes cudaMalloc memory, freed when the stream gets
  * there; the memory is refused to every use from the call on. The stream is
  * held until the checks are done: had it run the free already, the
@@ -248,7 +228,7 @@ static void test_free_async_of_cudamalloc(void **state) {
   assert_int_equal(cudaMalloc((void **)&d, 100), cudaSuccess);
   cudaStream_t s;
   assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
-  gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  gate g = GATE_INITIALIZER;
   assert_int_equal(cudaLaunchHostFunc(s, gate_wait, &g), cudaSuccess);
   assert_int_equal(cudaFreeAsync(d, s), cudaSuccess);
   assert_int_equal(cudaMemsetAsync(d, 1, 10, s), cudaErrorInvalidValue);
@@ -339,7 +319,7 @@ static void test_reuse(void **state) {
   cudaStream_t s1, s2;
   assert_int_equal(cudaStreamCreate(&s1), cudaSuccess);
   assert_int_equal(cudaStreamCreate(&s2), cudaSuccess);
-  gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  gate g = GATE_INITIALIZER;
   assert_int_equal(cudaLaunchHostFunc(s1, gate_wait, &g), cudaSuccess); /* the free stays pending */
   void *a, *b, *c, *d;
   assert_int_equal(cudaMallocAsync(&a, 1000, s1), cudaSuccess);
@@ -405,7 +385,7 @@ static void test_release_at_event_sync(void **state) {
   assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
   cudaEvent_t ev;
   assert_int_equal(cudaEventCreate(&ev), cudaSuccess);
-  gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  gate g = GATE_INITIALIZER;
   void *a;
   assert_int_equal(cudaMallocAsync(&a, 256, s), cudaSuccess);
   assert_int_equal(cudaLaunchHostFunc(s, gate_wait, &g), cudaSuccess);
