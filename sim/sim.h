@@ -40,6 +40,25 @@
 #define SIM_TSAN 0
 #endif
 
+/* ThreadSanitizer: stop and start recording the calling thread's (or
+ * fiber's) reads and writes, for work it cannot judge (the kernel engine's
+ * own on a kernel thread, UCX's progress). Calls nest. libtsan exports
+ * these, no header declares them. */
+#if SIM_TSAN
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
+static inline void sim_tsan_ignore_begin(void) {
+  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+  AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+}
+static inline void sim_tsan_ignore_end(void) {
+  AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+}
+#endif
+
 #define SIM_EXPORT __attribute__((visibility("default")))
 #define SIM_UNUSED __attribute__((unused))
 #define SIM_PRINTF(a, b) __attribute__((format(printf, a, b)))

@@ -43,12 +43,8 @@
 #if SIM_TSAN
 #include <link.h>
 #include <sanitizer/tsan_interface.h>
-/* libtsan's (no header declares them); in ThreadSanitizer both count in
- * one per-fiber depth that ignores reads and writes alike. */
-void AnnotateIgnoreReadsBegin(const char *file, int line);
-void AnnotateIgnoreReadsEnd(const char *file, int line);
-void AnnotateIgnoreWritesBegin(const char *file, int line);
-void AnnotateIgnoreWritesEnd(const char *file, int line);
+/* libtsan's (no header declares them; the ignores of reads and writes are
+ * sim.h's sim_tsan_ignore_begin/end). */
 void AnnotateIgnoreSyncBegin(const char *file, int line);
 void AnnotateIgnoreSyncEnd(const char *file, int line);
 #endif
@@ -91,15 +87,13 @@ static _Thread_local fiber_thread *self_thread;
 static _Thread_local int tsan_depth;
 
 void sim_k_engine_enter(void) {
-  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-  AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+  sim_tsan_ignore_begin();
   tsan_depth++;
 }
 
 void sim_k_engine_leave(void) {
   tsan_depth--;
-  AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
-  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+  sim_tsan_ignore_end();
 }
 
 void sim_k_engine_reset(void) {
@@ -116,8 +110,7 @@ void sim_k_nosync_end(void) { AnnotateIgnoreSyncEnd(__FILE__, __LINE__); }
  * and puts them back when it returns, which a fault's handler never does:
  * the fiber has the handler's one. */
 void sim_k_engine_enter_handler(void) {
-  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-  AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+  sim_tsan_ignore_begin();
   tsan_depth = 1;
 }
 
@@ -176,10 +169,7 @@ static void tsan_destroy(sim_fiber *f, bool sync) {
   void *cur = __tsan_get_current_fiber();
   unsigned flags = sync ? 0 : __tsan_switch_to_fiber_no_sync;
   __tsan_switch_to_fiber(f->tsan, flags);
-  for (int i = 0; i < depth; i++) {
-    AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
-    AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
-  }
+  for (int i = 0; i < depth; i++) sim_tsan_ignore_end();
   __tsan_switch_to_fiber(cur, flags);
   __tsan_destroy_fiber(f->tsan);
   f->tsan = NULL;

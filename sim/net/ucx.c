@@ -107,21 +107,13 @@ static struct {
  * kernel that read the data after its wait for the signal was reported as
  * racing with the copy. Under TSan, what UCX reads and writes in a progress
  * call is not recorded; the callbacks' atomics still order. */
-#if SIM_TSAN
-void AnnotateIgnoreReadsBegin(const char *file, int line);
-void AnnotateIgnoreReadsEnd(const char *file, int line);
-void AnnotateIgnoreWritesBegin(const char *file, int line);
-void AnnotateIgnoreWritesEnd(const char *file, int line);
-#endif
 static unsigned progress(void) {
 #if SIM_TSAN
-  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-  AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+  sim_tsan_ignore_begin();
 #endif
   unsigned n = fn.ucp_worker_progress(ux.worker);
 #if SIM_TSAN
-  AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
-  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+  sim_tsan_ignore_end();
 #endif
   return n;
 }
