@@ -89,6 +89,35 @@ else
   cat "$tmp/c.log"
 fi
 
+# the host flags' macros reach the parse, as the host compiler defines or
+# drops them (real nvcc preprocesses with the host compiler): a launch under
+# __OPTIMIZE__ (-O2) or under no __EXCEPTIONS (-fno-exceptions) is found
+cat >"$tmp/flags.cu" <<'EOF'
+#include <cstdio>
+__global__ void one(int *p) { *p = 1; }
+__global__ void two(int *p) { *p = 2; }
+int main() {
+  int *d, h = 0;
+  cudaMalloc(&d, sizeof h);
+#ifdef __OPTIMIZE__
+  one<<<1, 1>>>(d);
+#endif
+#ifndef __EXCEPTIONS
+  two<<<1, 1>>>(d);
+#endif
+  cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+  printf("%d\n", h);
+  return 0;
+}
+EOF
+if (cd "$tmp" && "$nvcc" -O2 flags.cu -o flags1 && "$nvcc" -O2 -Xcompiler -fno-exceptions flags.cu -o flags2) >"$tmp/flags.log" 2>&1 &&
+  test "$("$tmp/flags1")" = 1 && test "$("$tmp/flags2")" = 2; then
+  ok "host flags' macros: -O2 defines __OPTIMIZE__ and -fno-exceptions drops __EXCEPTIONS, for the parse too"
+else
+  bad "host flags' macros"
+  cat "$tmp/flags.log"
+fi
+
 # --- diagnostics name the user's file and line ---
 cat >"$tmp/typo.cu" <<'EOF'
 __global__ void k(int *p) {

@@ -158,6 +158,79 @@ static void fix_deps(const char *dep, const char *root) {
   free(text);
 }
 
+/* The host compiler's macros, as `-dM -E` lists them for the job's host
+ * flags (or for none). */
+static char *host_macro_list(const job *j, const paths *p, const char *file, bool flags) {
+  strv a = {0};
+  host_cxx(j, p, &a);
+  strv_push(&a, "-x");
+  strv_push(&a, "c++");
+  strv_pushf(&a, "-std=%s", j->std ? j->std : "c++17");
+  if (flags) strv_append(&a, &j->host);
+  strv_push(&a, "-dM");
+  strv_push(&a, "-E");
+  strv_push(&a, "-o");
+  strv_push(&a, file);
+  strv_push(&a, "/dev/null");
+  int rc = run_cmd(&a, j->verbose);
+  strv_free(&a);
+  return rc ? NULL : read_file(file, NULL);
+}
+
+/* "NAME" or "NAME(args)" of a "#define NAME... value" line: its length. */
+static size_t macro_name(const char *line) {
+  size_t n = 0;
+  while (line[n] && line[n] != ' ' && line[n] != '\n') n++;
+  return n;
+}
+
+static const char *find_macro(const char *list, const char *name, size_t n) {
+  for (const char *l = list; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "") {
+    if (!strncmp(l, "#define ", 8) && macro_name(l + 8) == n && !strncmp(l + 8, name, n)) return l + 8;
+  }
+  return NULL;
+}
+
+static size_t line_len(const char *l) {
+  const char *e = strchr(l, '\n');
+  return e ? (size_t)(e - l) : strlen(l);
+}
+
+/* What the host flags change in the preprocessor, for the parse: real nvcc
+ * preprocesses with the host compiler, so code under
+ * `#ifdef __SANITIZE_ADDRESS__` (-fsanitize=address), `_OPENMP` (-fopenmp)
+ * or `__OPTIMIZE__` (-O2) is read as the host compile will read it. Clang
+ * would define some of these itself, or none (__SANITIZE_ADDRESS__): the
+ * host compiler's word is the one that counts. Two preprocessor runs, and
+ * only for a job with host flags. */
+static void host_flag_macros(const job *j, const paths *p, const char *tmp, int n, strv *parse) {
+  if (!j->host.n) return;
+  char *f0 = xasprintf("%s/macros%d-0", tmp, n), *f1 = xasprintf("%s/macros%d-1", tmp, n);
+  char *base = host_macro_list(j, p, f0, false), *with = host_macro_list(j, p, f1, true);
+  if (base && with) {
+    for (const char *l = with; *l; l += line_len(l) + (l[line_len(l)] ? 1 : 0)) {
+      if (strncmp(l, "#define ", 8)) continue;
+      const char *d = l + 8;
+      size_t nn = macro_name(d), len = line_len(d);
+      const char *old = find_macro(base, d, nn);
+      if (old && line_len(old) == len && !strncmp(old, d, len)) continue;
+      const char *value = d[nn] == ' ' ? d + nn + 1 : d + nn;
+      strv_pushf(parse, "-D%.*s=%.*s", (int)nn, d, (int)(len - (size_t)(value - d)), value);
+    }
+    for (const char *l = base; *l; l += line_len(l) + (l[line_len(l)] ? 1 : 0)) {
+      if (strncmp(l, "#define ", 8)) continue;
+      size_t nn = macro_name(l + 8);
+      const char *paren = memchr(l + 8, '(', nn);
+      size_t bare = paren ? (size_t)(paren - (l + 8)) : nn;
+      if (!find_macro(with, l + 8, nn)) strv_pushf(parse, "-U%.*s", (int)bare, l + 8);
+    }
+  }
+  free(base);
+  free(with);
+  free(f0);
+  free(f1);
+}
+
 static int compile_cu(const job *j, const paths *p, const char *src, const char *out, const char *tmp, int n) {
   /* 1. read it as CUDA */
   strv parse = {0};
@@ -179,6 +252,7 @@ static int compile_cu(const job *j, const paths *p, const char *src, const char 
   strv_push(&parse, "-ferror-limit=20");
   strv_pushf(&parse, "-std=%s", j->std ? j->std : "c++17");
   cuda_defines(&parse);
+  host_flag_macros(j, p, tmp, n, &parse);
   strv_push(&parse, "-D__NCCLSIM_PARSE__=1");
   strv_push(&parse, "-isystem");
   strv_push(&parse, p->include);
