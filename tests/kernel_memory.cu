@@ -8,6 +8,12 @@
 
 #include "capture.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 struct pair_t {
   int a;
   double b;
@@ -271,11 +277,56 @@ static void test_cxx_allocation_forms(void **state) {
   assert_int_equal(cudaFreeHost(host), cudaSuccess);
 }
 
+/* A kernel thread's stack, once its worker has ended, leaves nothing
+ * behind: under AddressSanitizer, memory mapped where it was has no stale
+ * redzones (a fiber parked with its frames poisoned, then unmapped, gave a
+ * later stack mapped there "stack-buffer-overflow" in frames that
+ * overflowed nothing). */
+__global__ void stack_address(uintptr_t *out) {
+  volatile int here = 0;
+  *out = (uintptr_t)&here;
+}
+
+static void test_stack_left_clean(void **state) {
+  (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+  uintptr_t *at;
+  assert_int_equal(cudaMallocHost(&at, sizeof *at), cudaSuccess);
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+  stack_address<<<1, 1, 0, s>>>(at);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  assert_int_equal(cudaStreamDestroy(s), cudaSuccess); /* the worker is joined: its stacks are unmapped */
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  char *first = (char *)(*at & ~(page - 1));
+  assert_int_equal(cudaFreeHost(at), cudaSuccess);
+  /* from the kernel's frame up to the stack's top, where the engine's
+   * parked frames were, page by page while the addresses are free */
+  int mapped = 0;
+  for (int i = 0; i < 16; i++) {
+    char *p = first + (size_t)i * page;
+    void *m = mmap(p, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (m == MAP_FAILED) break;
+    if (m != p) { /* a kernel without MAP_FIXED_NOREPLACE took it as a hint */
+      munmap(m, page);
+      break;
+    }
+    assert_null(__asan_region_is_poisoned(p, page));
+    munmap(p, page);
+    mapped++;
+  }
+  if (!mapped) skip();
+#else
+  skip();
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shared),         cmocka_unit_test(test_shared_overflow),
       cmocka_unit_test(test_device_symbols), cmocka_unit_test(test_printf),
       cmocka_unit_test(test_cxx_allocation_forms), cmocka_unit_test(test_free_waits_for_kernels),
+      cmocka_unit_test(test_stack_left_clean),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,6 +193,13 @@ static void fiber_unmap(sim_fiber *f) {
 #if SIM_TSAN
   if (f->tsan) tsan_destroy(f, false);
 #endif
+#if FIBER_ASAN
+  /* A parked fiber's frames are still poisoned, and AddressSanitizer keeps
+   * the shadow of unmapped memory: the next stack mapped here (another
+   * worker's fiber) would start with their redzones inside its own frames,
+   * which its compiler assumes clean. */
+  ASAN_UNPOISON_MEMORY_REGION(f->stack, f->stack_size);
+#endif
   munmap(f->map, f->map_size);
   sim_free(f);
 }
