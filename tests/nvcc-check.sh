@@ -118,6 +118,32 @@ else
   cat "$tmp/flags.log"
 fi
 
+# a fatal signal mid-compile: the driver ends its command and removes its
+# temporary directory, then dies of the signal (a host compiler that
+# never finishes, told by -ccbin, holds it there)
+mkdir "$tmp/sigtmp"
+cat >"$tmp/slowcc" <<EOF
+#!/bin/sh
+echo \$\$ >"$tmp/slowcc.pid"
+exec sleep 60
+EOF
+chmod +x "$tmp/slowcc"
+TMPDIR="$tmp/sigtmp" "$nvcc" -ccbin "$tmp/slowcc" -c -o "$tmp/sig.o" "$tmp/flags.cu" >"$tmp/sig.log" 2>&1 &
+drv=$!
+i=0
+while ! test -s "$tmp/slowcc.pid" && test $i -lt 600; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $drv
+wait $drv
+st=$?
+left=$(ls "$tmp/sigtmp")
+if test $st = 143 && test -z "$left" && ! kill -0 "$(cat "$tmp/slowcc.pid")" 2>/dev/null; then
+  ok "SIGTERM mid-compile: status 143, its command ended, no temporary directory left"
+else
+  bad "SIGTERM mid-compile: status $st, left '$left'"
+  cat "$tmp/sig.log"
+fi
+kill "$(cat "$tmp/slowcc.pid")" 2>/dev/null
+
 # --- diagnostics name the user's file and line ---
 cat >"$tmp/typo.cu" <<'EOF'
 __global__ void k(int *p) {

@@ -16,10 +16,12 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "nvcc.h"
@@ -389,6 +391,25 @@ static paths p;
 static char *tmp;
 static strv objs;
 
+/* A fatal signal (^C, a build's timeout): the command being run is ended
+ * and the temporary directory removed, with async-signal-safe calls only,
+ * then the signal is raised again to end as it would have. The owner's
+ * pid keeps a forked child that has not yet exec'ed from doing it. */
+static pid_t owner;
+
+static void on_fatal_signal(int sig) {
+  if (getpid() == owner) {
+    pid_t c = (pid_t)nvcc_child;
+    if (c > 0) {
+      kill(c, SIGTERM);
+      waitpid(c, NULL, 0);
+    }
+    if (tmp && !j.keep) remove_tree(tmp);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 static void at_exit(void) {
   if (tmp && !j.keep) remove_tree(tmp);
   free(tmp);
@@ -416,6 +437,12 @@ int main(int argc, char **argv) {
   char *dir = xasprintf("%s/ncclsim-nvcc.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
   if (!mkdtemp(dir)) die("cannot make a temporary directory %s: %s", dir, strerror(errno));
   tmp = dir;
+  owner = getpid();
+  static const int fatal[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction sa = {.sa_handler = on_fatal_signal};
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) sigaddset(&sa.sa_mask, fatal[i]);
+  for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) sigaction(fatal[i], &sa, NULL);
   if (j.keep) fprintf(stderr, "%s: keeping %s\n", prog, tmp);
   int rc = 0;
   for (size_t i = 0; i < j.ninputs && rc == 0; i++) {

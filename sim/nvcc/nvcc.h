@@ -13,6 +13,7 @@
 #ifndef NCCLSIM_NVCC_H_
 #define NCCLSIM_NVCC_H_
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -51,6 +52,8 @@ void remove_tree(const char *path);
 /* Runs argv (argv[0] looked up in PATH), waits; its exit status, or -1.
  * Prints the command first when verbose, as print_cmd does ("#$ ..."). */
 int run_cmd(const strv *argv, bool verbose);
+/* The command run_cmd waits for (0: none), for a fatal signal's handler. */
+extern volatile sig_atomic_t nvcc_child;
 void print_cmd(const strv *argv);
 extern const char *prog; /* "ncclsim-nvcc", for messages */
 void die(const char *fmt, ...) NVCC_PRINTF(1, 2) __attribute__((noreturn));

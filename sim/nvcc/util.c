@@ -5,17 +5,22 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "nvcc.h"
 
 const char *prog = "ncclsim-nvcc";
+volatile sig_atomic_t nvcc_child;
 
 void die(const char *fmt, ...) {
   va_list ap;
@@ -165,21 +170,46 @@ int make_dirs(const char *path) {
   return rc;
 }
 
-void remove_tree(const char *path) {
-  DIR *d = opendir(path);
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char *sub = xasprintf("%s/%s", path, e->d_name);
-      struct stat st;
-      if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(sub);
-      else unlink(sub);
-      free(sub);
+/* Only async-signal-safe calls (openat, getdents64, unlinkat, close), so
+ * that the handler of a fatal signal removes the tree too. */
+struct dirent64_ {
+  uint64_t ino;
+  int64_t off;
+  unsigned short reclen;
+  unsigned char type;
+  char name[];
+};
+
+static void remove_at(int dirfd, const char *name) {
+  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    /* Entries removed while a directory is read may shift the rest:
+     * read it again from the start until a pass removes nothing. */
+    for (bool removed = true; removed;) {
+      removed = false;
+      lseek(fd, 0, SEEK_SET);
+      _Alignas(8) char buf[4096];
+      long n;
+      while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+        for (long at = 0; at < n;) {
+          struct dirent64_ *e = (struct dirent64_ *)(buf + at);
+          at += e->reclen;
+          const char *s = e->name;
+          if (s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2]))) continue;
+          if (e->type == DT_DIR || (unlinkat(fd, s, 0) != 0 && errno == EISDIR)) remove_at(fd, s);
+          removed = true;
+        }
+      }
     }
-    closedir(d);
+    close(fd);
   }
-  rmdir(path);
+  unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+void remove_tree(const char *path) {
+  int saved = errno;
+  remove_at(AT_FDCWD, path);
+  errno = saved;
 }
 
 void print_cmd(const strv *argv) {
@@ -192,6 +222,7 @@ int run_cmd(const strv *argv, bool verbose) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) return -1;
+  if (pid) nvcc_child = pid;
   if (pid == 0) {
     execvp(argv->v[0], argv->v);
     fprintf(stderr, "%s fatal   : cannot run %s: %s\n", prog, argv->v[0], strerror(errno));
@@ -199,7 +230,11 @@ int run_cmd(const strv *argv, bool verbose) {
   }
   int st;
   while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return -1;
+    if (errno != EINTR) {
+      nvcc_child = 0;
+      return -1;
+    }
+  nvcc_child = 0;
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
