@@ -179,18 +179,11 @@ static char *host_macro_list(const job *j, const paths *p, const char *file, boo
   return rc ? NULL : read_file(file, NULL);
 }
 
-/* "NAME" or "NAME(args)" of a "#define NAME... value" line: its length. */
-static size_t macro_name(const char *line) {
-  size_t n = 0;
-  while (line[n] && line[n] != ' ' && line[n] != '\n') n++;
-  return n;
-}
-
-static const char *find_macro(const char *list, const char *name, size_t n) {
-  for (const char *l = list; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "") {
-    if (!strncmp(l, "#define ", 8) && macro_name(l + 8) == n && !strncmp(l + 8, name, n)) return l + 8;
-  }
-  return NULL;
+/* The lines of a `-dM -E` listing, one after another: NULL after the
+ * last. */
+static const char *next_line(const char *l) {
+  const char *e = strchr(l, '\n');
+  return e && e[1] ? e + 1 : NULL;
 }
 
 static size_t line_len(const char *l) {
@@ -198,33 +191,47 @@ static size_t line_len(const char *l) {
   return e ? (size_t)(e - l) : strlen(l);
 }
 
+/* A "#define NAME..." line's macro name (without its parameters): its
+ * length, 0 for another line. */
+static size_t macro_name(const char *l) {
+  if (strncmp(l, "#define ", 8)) return 0;
+  return strcspn(l + 8, " (\n");
+}
+
+/* The "#define" line of the listing that defines name, or NULL. */
+static const char *find_macro(const char *list, const char *name, size_t n) {
+  for (const char *l = list; l; l = next_line(l))
+    if (macro_name(l) == n && !strncmp(l + 8, name, n)) return l;
+  return NULL;
+}
+
 /* What the host flags change in the preprocessor, for the parse: real nvcc
  * preprocesses with the host compiler, so code under
  * `#ifdef __SANITIZE_ADDRESS__` (-fsanitize=address), `_OPENMP` (-fopenmp)
  * or `__OPTIMIZE__` (-O2) is read as the host compile will read it. Clang
  * would define some of these itself, or none (__SANITIZE_ADDRESS__): the
- * host compiler's word is the one that counts. Two preprocessor runs, and
- * only for a job with host flags. */
-static void host_flag_macros(const job *j, const paths *p, const char *tmp, int n, strv *parse) {
+ * host compiler's word is the one that counts. Two preprocessor runs, once
+ * a job, and only for a job with host flags: a -D for each macro they
+ * define or redefine, a -U for each they drop. */
+static void host_flag_macros(const job *j, const paths *p, const char *tmp, strv *out) {
   if (!j->host.n) return;
-  char *f0 = xasprintf("%s/macros%d-0", tmp, n), *f1 = xasprintf("%s/macros%d-1", tmp, n);
+  char *f0 = xasprintf("%s/macros-0", tmp), *f1 = xasprintf("%s/macros-1", tmp);
   char *base = host_macro_list(j, p, f0, false), *with = host_macro_list(j, p, f1, true);
   if (base && with) {
-    for (const char *l = with; *l; l += line_len(l) + (l[line_len(l)] ? 1 : 0)) {
-      if (strncmp(l, "#define ", 8)) continue;
-      const char *d = l + 8;
-      size_t nn = macro_name(d), len = line_len(d);
-      const char *old = find_macro(base, d, nn);
-      if (old && line_len(old) == len && !strncmp(old, d, len)) continue;
-      const char *value = d[nn] == ' ' ? d + nn + 1 : d + nn;
-      strv_pushf(parse, "-D%.*s=%.*s", (int)nn, d, (int)(len - (size_t)(value - d)), value);
+    for (const char *l = with; l; l = next_line(l)) {
+      size_t n = macro_name(l), len = line_len(l);
+      if (!n) continue;
+      const char *old = find_macro(base, l + 8, n);
+      if (old && line_len(old) == len && !strncmp(old, l, len)) continue;
+      /* "NAME value" or "NAME(params) value": -DNAME=value, -DNAME(params)=value */
+      const char *d = l + 8, *sp = memchr(d, ' ', len - 8);
+      if (!sp) sp = l + len;
+      const char *value = sp < l + len ? sp + 1 : sp;
+      strv_pushf(out, "-D%.*s=%.*s", (int)(sp - d), d, (int)(l + len - value), value);
     }
-    for (const char *l = base; *l; l += line_len(l) + (l[line_len(l)] ? 1 : 0)) {
-      if (strncmp(l, "#define ", 8)) continue;
-      size_t nn = macro_name(l + 8);
-      const char *paren = memchr(l + 8, '(', nn);
-      size_t bare = paren ? (size_t)(paren - (l + 8)) : nn;
-      if (!find_macro(with, l + 8, nn)) strv_pushf(parse, "-U%.*s", (int)bare, l + 8);
+    for (const char *l = base; l; l = next_line(l)) {
+      size_t n = macro_name(l);
+      if (n && !find_macro(with, l + 8, n)) strv_pushf(out, "-U%.*s", (int)n, l + 8);
     }
   }
   free(base);
@@ -233,7 +240,8 @@ static void host_flag_macros(const job *j, const paths *p, const char *tmp, int 
   free(f1);
 }
 
-static int compile_cu(const job *j, const paths *p, const char *src, const char *out, const char *tmp, int n) {
+static int compile_cu(const job *j, const paths *p, const strv *macros, const char *src, const char *out, const char *tmp,
+                      int n) {
   /* 1. read it as CUDA */
   strv parse = {0};
   strv_push(&parse, "-x");
@@ -254,7 +262,7 @@ static int compile_cu(const job *j, const paths *p, const char *src, const char 
   strv_push(&parse, "-ferror-limit=20");
   strv_pushf(&parse, "-std=%s", j->std ? j->std : "c++17");
   cuda_defines(&parse);
-  host_flag_macros(j, p, tmp, n, &parse);
+  strv_append(&parse, macros);
   strv_push(&parse, "-D__NCCLSIM_PARSE__=1");
   strv_push(&parse, "-isystem");
   strv_push(&parse, p->include);
@@ -390,6 +398,7 @@ static job j;
 static paths p;
 static char *tmp;
 static strv objs;
+static strv macros; /* host_flag_macros', for every .cu of the job */
 
 /* A fatal signal (^C, a build's timeout): the command being run is ended
  * and the temporary directory removed, with async-signal-safe calls only,
@@ -415,6 +424,7 @@ static void at_exit(void) {
   free(tmp);
   tmp = NULL;
   strv_free(&objs);
+  strv_free(&macros);
   nvcc_paths_free(&p);
   nvcc_job_free(&j);
 }
@@ -445,6 +455,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) sigaction(fatal[i], &sa, NULL);
   if (j.keep) fprintf(stderr, "%s: keeping %s\n", prog, tmp);
   int rc = 0;
+  bool macros_done = false;
   for (size_t i = 0; i < j.ninputs && rc == 0; i++) {
     const input *in = &j.inputs[i];
     if (in->lang == LANG_OBJ) {
@@ -455,7 +466,11 @@ int main(int argc, char **argv) {
     if (j.mode == MODE_PREPROCESS) out = j.out ? xstrdup(j.out) : NULL;
     else if (j.mode == MODE_COMPILE) out = j.out ? xstrdup(j.out) : object_name(in->path);
     else out = xasprintf("%s/input%zu.o", tmp, i);
-    rc = in->lang == LANG_CU ? compile_cu(&j, &p, in->path, out, tmp, (int)i) : compile_host(&j, &p, in, out);
+    if (in->lang == LANG_CU && !macros_done) {
+      host_flag_macros(&j, &p, tmp, &macros);
+      macros_done = true;
+    }
+    rc = in->lang == LANG_CU ? compile_cu(&j, &p, &macros, in->path, out, tmp, (int)i) : compile_host(&j, &p, in, out);
     if (out) strv_push(&objs, out);
     free(out);
   }
