@@ -74,6 +74,12 @@ static void in_capture(const char *name, int which, enum cudaStreamCaptureMode m
   case 7: e = cudaMemset(p = NULL, 0, 0); break;
   default: e = cudaStreamDestroy(s); break;
   }
+  cudaGetLastError();
+  if (which == 8 && e == cudaSuccess) {
+    /* The stream is gone: asking it anything would read freed memory. */
+    printf("%s: %s, the stream destroyed\n", name, cudaGetErrorName(e));
+    return;
+  }
   printf("%s: %s, then %s\n", name, cudaGetErrorName(e), status_name(s));
   end(name, s);
   cudaGetLastError();
@@ -353,15 +359,32 @@ static void nccl_lines(void) {
     s[r] = mk();
     cudaMalloc((void **)&d[r], 1024);
   }
-  cudaGraph_t g[2];
+  /* NCCL connects at a communicator's first operation, and enabling peer
+   * access there is forbidden in a global or thread-local capture: warm up
+   * first, as nccl-tests does before -G. */
+  ncclGroupStart();
+  for (int r = 0; r < 2; r++) ncclAllReduce(d[r], d[r], 256, ncclFloat32, ncclSum, comms[r], s[r]);
+  ncclResult_t warm = ncclGroupEnd();
+  for (int r = 0; r < 2; r++) cudaStreamSynchronize(s[r]);
+  printf("nccl: the warm-up allreduce: %s\n", ncclGetErrorString(warm));
+  cudaGraph_t g[2] = {NULL, NULL};
   for (int r = 0; r < 2; r++) {
     cudaSetDevice(r);
     cudaStreamBeginCapture(s[r], cudaStreamCaptureModeThreadLocal);
   }
   ncclGroupStart();
   for (int r = 0; r < 2; r++) ncclAllReduce(d[r], d[r], 256, ncclFloat32, ncclSum, comms[r], s[r]);
-  ncclGroupEnd();
-  for (int r = 0; r < 2; r++) cudaStreamEndCapture(s[r], &g[r]);
+  ncclResult_t c = ncclGroupEnd();
+  cudaError_t ends[2];
+  for (int r = 0; r < 2; r++) ends[r] = cudaStreamEndCapture(s[r], &g[r]);
+  printf("nccl: the captured allreduce: %s, ends %s and %s\n", ncclGetErrorString(c), cudaGetErrorName(ends[0]),
+         cudaGetErrorName(ends[1]));
+  if (!g[0] || !g[1]) {
+    printf("nccl: no graphs, nothing more to measure\n");
+    ncclCommAbort(comms[0]);
+    ncclCommAbort(comms[1]);
+    return;
+  }
   size_t n = nodes(g[0]);
   cudaGraphNode_t *v = calloc(n, sizeof *v);
   cudaGraphGetNodes(g[0], v, &n);
@@ -379,7 +402,11 @@ static void nccl_lines(void) {
    * launches rank 0's graph, then rank 1's, until the host blocks (rank
    * 1's allreduces wait for rank 0's, so both streams fill). */
   cudaGraphExec_t x[2];
-  for (int r = 0; r < 2; r++) cudaGraphInstantiate(&x[r], g[r], 0);
+  for (int r = 0; r < 2; r++)
+    if (cudaGraphInstantiate(&x[r], g[r], 0) != cudaSuccess) {
+      printf("nccl: cudaGraphInstantiate of rank %d's graph failed\n", r);
+      return;
+    }
   atomic_store(&open_gate, 0);
   cudaSetDevice(0);
   cudaLaunchHostFunc(s[0], gate, NULL);
@@ -406,6 +433,8 @@ static void nccl_lines(void) {
 }
 
 int main(int argc, char **argv) {
+  /* Each line out as it is made: a crash must not take the lines before it. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   cudaSetDevice(0);
   static const char *calls[] = {"cudaStreamQuery of the capturing stream",
                                 "cudaDeviceSynchronize",
