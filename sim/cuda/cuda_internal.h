@@ -91,6 +91,10 @@ void sim_stream_capture_set(sim_stream *s, void *capture);
  * cudaErrorStreamCaptureUnsupported (cudaErrorStreamCaptureInvalidated if
  * it was already), with a WARN saying `why`. */
 cudaError_t sim_capture_refuse(sim_stream *s, const char *call, const char *why);
+/* cudaStreamDestroy of s, which may capture: CUDA 13 destroys it. A
+ * capture begun on s ends without a graph; one s joined is invalidated and
+ * s leaves it. */
+void sim_capture_stream_gone(sim_stream *s);
 /* cudaDeviceSynchronize: the same for every capture with a stream on
  * `device` (cudaSuccess when there is none). */
 cudaError_t sim_capture_sync_device(int device);
@@ -104,8 +108,8 @@ cudaError_t sim_capture_host(sim_stream *s, cudaHostFn_t fn, void *arg);
  * part; *done says whether it decided (then its result is the call's):
  * a fork or a join, a wait node, or an error; `recorded`: e was ever
  * recorded outside a capture. check: cudaErrorCapturedEvent for an event
- * last recorded in a capture (invalidating it while it runs), else
- * cudaSuccess. forget: e was recorded outside a capture, or destroyed. */
+ * last recorded in an active capture (invalidating it), cudaErrorInvalidValue
+ * in one that was invalidated or has ended, else cudaSuccess. forget: e was recorded outside a capture, or destroyed. */
 cudaError_t sim_capture_event_record(sim_stream *s, cudaEvent_t e, unsigned flags);
 cudaError_t sim_capture_event_wait(sim_stream *s, cudaEvent_t e, unsigned flags, bool recorded, bool *done);
 cudaError_t sim_capture_event_check(cudaEvent_t e, const char *call);

@@ -16,9 +16,8 @@
  * never runs one branch while waiting for another, so a graph that only
  * completes with its branches running at once (a host node spinning on
  * another branch's write) hangs here and may on a GPU. The first op
- * counts one toward the stream's depth and the others none: a graph
- * launch is one call on the stream (to be measured on a GPU:
- * conformance/probes/graph_probe.cu).
+ * carries the launch's share of the stream's depth (launch_cost) and the
+ * others none, so the share is given back when the launch begins to run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,9 +375,29 @@ static cudaError_t launch_node(const xnode *xn, sim_stream *s) {
   }
 }
 
+/* What a launch of x takes of the stream's depth, as CUDA 13 on H200
+ * counts it (conformance/probes/graph_depth.cu): a launch with device work
+ * takes one place, whatever its kernels, copies, events and NCCL
+ * operations, except that each memset node takes one of its own (ten
+ * memsets: ten); a launch of host and empty nodes only takes none. */
+static uint16_t launch_cost(const struct CUgraphExec_st *x) {
+  size_t sets = 0;
+  bool device = false;
+  for (size_t i = 0; i < x->n; i++) {
+    const xnode *xn = &x->nodes[i];
+    if (!xn->enabled) continue;
+    sets += xn->p.type == cudaGraphNodeTypeMemset;
+    device |= xn->p.type != cudaGraphNodeTypeHost && xn->p.type != cudaGraphNodeTypeEmpty;
+  }
+  if (sets > UINT16_MAX) sets = UINT16_MAX; /* more than any depth: the launch waits for an empty stream */
+  return sets ? (uint16_t)sets : device;
+}
+
 /* m: an op allocated already (the end's, taken before the launch enqueues
- * anything), or NULL to allocate one here. */
-static cudaError_t mark(sim_stream *s, struct CUgraphExec_st *x, uint64_t after, bool end, mark_op *m) {
+ * anything), or NULL to allocate one here. cost: the begin's toward the
+ * depth (0: none). */
+static cudaError_t mark(sim_stream *s, struct CUgraphExec_st *x, uint64_t after, bool end, uint16_t cost,
+                        mark_op *m) {
   if (!m) m = sim_stream_op_alloc(s, sizeof *m);
   if (!m) return cudaErrorMemoryAllocation;
   m->x = x;
@@ -386,7 +405,8 @@ static cudaError_t mark(sim_stream *s, struct CUgraphExec_st *x, uint64_t after,
   m->op.run = end ? end_run : begin_run;
   m->op.release = end ? end_release : op_free;
   m->op.what = end ? "cudaGraphLaunch (end)" : "cudaGraphLaunch";
-  m->op.unbounded = end;
+  m->op.unbounded = end || !cost;
+  m->op.cost = cost;
   cudaError_t err = sim_stream_enqueue(s, &m->op);
   if (err != cudaSuccess) sim_stream_op_free(m);
   return err;
@@ -412,7 +432,7 @@ SIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t s
    * ran beside this one's nodes: ThreadSanitizer, tests/sim_graph's
    * allocation-failure loop). */
   mark_op *end_op = sim_stream_op_alloc(s, sizeof *end_op);
-  if (!end_op || (err = mark(s, x, before && prev != s ? before : 0, false, NULL)) != cudaSuccess) {
+  if (!end_op || (err = mark(s, x, before && prev != s ? before : 0, false, launch_cost(x), NULL)) != cudaSuccess) {
     if (end_op) sim_stream_op_free(end_op);
     else err = cudaErrorMemoryAllocation;
     sim_count_add(&x->done, 1); /* never runs: the next launch must not wait for it */
@@ -424,7 +444,7 @@ SIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t s
   for (size_t i = 0; i < x->n && err == cudaSuccess; i++) err = launch_node(&x->nodes[i], s);
   /* The end op is enqueued whatever failed, so that the launch counts
    * done; it never waits for room. */
-  cudaError_t end = mark(s, x, 0, true, end_op);
+  cudaError_t end = mark(s, x, 0, true, 0, end_op);
   sim_graph_launching = false;
   atomic_fetch_sub(&sim_graph_launches, 1);
   if (end != cudaSuccess) {

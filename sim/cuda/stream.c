@@ -540,8 +540,7 @@ SIM_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t h) {
   sim_stream *s = sim_stream_resolve(h, &err);
   if (!s) return sim_cuda_error(err);
   if (s->is_default) return sim_cuda_error(cudaErrorInvalidResourceHandle);
-  if (sim_stream_capturing(s))
-    return sim_cuda_error(sim_capture_refuse(s, "cudaStreamDestroy", "end the capture before destroying its stream"));
+  if (sim_stream_capturing(s)) sim_capture_stream_gone(s);
   /* CUDA lets queued work finish after destroy returns; we finish it first,
    * which callers cannot tell apart except by timing. */
   sim_stream_drain(s);
