@@ -60,6 +60,7 @@ sim_libncclsim_core_la_LIBADD = $(JANSSON_LIBS) $(BOOST_CONTEXT_LIBS) -ldl -lpth
 # Stream capture and CUDA graphs (cuda), the kernels (kernel) and NCCL
 # operations (core) that graph launches run again.
 sim_libncclsim_core_la_SOURCES += sim/cuda/capture.c sim/cuda/graph.c sim/cuda/graph_node.c sim/cuda/graph_exec.c \
+	sim/cuda/graph_mem.c \
 	sim/cuda/graph_dot.c sim/kernel/graph.c sim/core/capture.c
 noinst_HEADERS += sim/cuda/graph_internal.h
 

@@ -474,7 +474,8 @@ void sim_capture_stream_gone(sim_stream *s) {
 /* A node of p after what each of the n streams captured last; each
  * stream's next work depends on it. Under the lock. p is taken only on
  * success. */
-static cudaError_t add_node_locked(sim_stream *const *ss, int n, const gparams *p, gnode **out) {
+static cudaError_t add_node_locked(sim_stream *const *ss, int n, const gparams *p, capture_check_fn check,
+                                   gnode **out) {
   capture *c = capture_of(ss[0]);
   if (!c) return cudaErrorIllegalState;
   for (int i = 1; i < n; i++)
@@ -494,7 +495,8 @@ static cudaError_t add_node_locked(sim_stream *const *ss, int n, const gparams *
     }
   }
   gnode *node;
-  cudaError_t err = graph_add(c->graph, tmp.deps, tmp.n, p, &node);
+  cudaError_t err = check ? check(c->graph, tmp.deps, tmp.n, p) : cudaSuccess;
+  if (err == cudaSuccess) err = graph_add(c->graph, tmp.deps, tmp.n, p, &node);
   sim_free(tmp.deps);
   sim_free(tmp.edges);
   if (err != cudaSuccess) return err;
@@ -503,12 +505,14 @@ static cudaError_t add_node_locked(sim_stream *const *ss, int n, const gparams *
   return cudaSuccess;
 }
 
-static cudaError_t add_node(sim_stream *s, const gparams *p) {
+cudaError_t capture_add_node(sim_stream *s, const gparams *p, capture_check_fn check, gnode **out) {
   sim_mutex_lock(&lock);
-  cudaError_t err = add_node_locked(&s, 1, p, NULL);
+  cudaError_t err = add_node_locked(&s, 1, p, check, out);
   pthread_mutex_unlock(&lock);
   return err;
 }
+
+static cudaError_t add_node(sim_stream *s, const gparams *p) { return capture_add_node(s, p, NULL, NULL); }
 
 cudaError_t sim_capture_add_work(sim_stream *const *streams, int n, sim_graph_work *w) {
   gparams p = {.type = cudaGraphNodeTypeKernel};
@@ -516,7 +520,7 @@ cudaError_t sim_capture_add_work(sim_stream *const *streams, int n, sim_graph_wo
   p.u.k.w = w;
   atomic_store(&w->refs, 1);
   sim_mutex_lock(&lock);
-  cudaError_t err = add_node_locked(streams, n, &p, NULL);
+  cudaError_t err = add_node_locked(streams, n, &p, NULL, NULL);
   pthread_mutex_unlock(&lock);
   if (err != cudaSuccess) atomic_store(&w->refs, 0);
   return err;
@@ -634,7 +638,7 @@ cudaError_t sim_capture_event_record(sim_stream *s, cudaEvent_t e, unsigned flag
     err = cudaErrorStreamCaptureInvalidated;
   } else if (flags & cudaEventRecordExternal) {
     gparams p = {.type = cudaGraphNodeTypeEventRecord, .u.event = e};
-    err = add_node_locked(&s, 1, &p, NULL);
+    err = add_node_locked(&s, 1, &p, NULL, NULL);
   } else {
     /* Out of memory, the event keeps what it was (a half-made entry
      * would say it belongs to an ended capture). */
@@ -708,7 +712,7 @@ cudaError_t sim_capture_event_wait(sim_stream *s, cudaEvent_t e, unsigned flags,
     err = cudaErrorStreamCaptureInvalidated;
   } else if (flags & cudaEventWaitExternal) { /* a wait node, for an event recorded anywhere */
     gparams p = {.type = cudaGraphNodeTypeWaitEvent, .u.event = e};
-    err = add_node_locked(&s, 1, &p, NULL);
+    err = add_node_locked(&s, 1, &p, NULL, NULL);
   } else if (recorded) {
     invalidate(c, "a wait for an event recorded outside the capture");
     SIM_WARN(SIM_STREAM, "%s: stream %p (capture %llu) waits for event %p, recorded outside the capture: a dependency "

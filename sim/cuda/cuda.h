@@ -44,15 +44,16 @@ typedef struct sim_alloc_info {
   unsigned flags; /* SIM_MEM_F_*; the low byte holds cudaHostAlloc's flags */
   uint32_t ipc_opens; /* processes that have it open through cudaIpcOpenMemHandle (cuda/ipc.c) */
   uint64_t serial;    /* unique in the job: tells apart allocations at one address (IPC handles) */
-  void *owner;        /* its cudaMemPool_t's block (cuda/mempool.c); NULL otherwise */
-  void *freed_on;     /* SIM_MEM_F_FREED: the stream handle of its cudaFreeAsync (NULL: cudaFree) */
+  void *owner;        /* its cudaMemPool_t's block (cuda/mempool.c), or graph allocation; NULL otherwise */
+  void *freed_on;     /* SIM_MEM_F_FREED: the stream handle of its cudaFreeAsync, or SIM_FREED_* */
 } sim_alloc_info;
 enum {
   SIM_MEM_F_HOSTALLOC = 0xff,  /* cudaHostAlloc's flags */
   SIM_MEM_F_POOL = 1u << 8,    /* from a memory pool (cudaMallocAsync) */
   SIM_MEM_F_FREED = 1u << 9,   /* freed in stream order, still held: any use now is a use after free */
   SIM_MEM_F_ORPHAN = 1u << 10, /* freed by its owner while another process had it open: goes at the last close */
-  SIM_MEM_F_REGISTERED = 1u << 11 /* host memory under cudaHostRegister (the process's own, cuda/host_register.c) */
+  SIM_MEM_F_REGISTERED = 1u << 11, /* host memory under cudaHostRegister (the process's own, cuda/host_register.c) */
+  SIM_MEM_F_GRAPH = 1u << 12       /* a graph's alloc node's (cuda/graph_mem.c); owner is its allocation */
 };
 /* Allocates `size` bytes tagged with `device` and `kind`, aligned to `align`. */
 cudaError_t sim_mem_alloc(void **out, size_t size, int device, sim_mem_kind kind, size_t align);

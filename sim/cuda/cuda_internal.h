@@ -63,6 +63,25 @@ void sim_host_alloc_flags(void *p, unsigned flags);
  * synced: a synchronize returned; pools release what exceeds their
  * release threshold. */
 void sim_mempool_report_use(const sim_alloc_info *a, const void *p, const char *what, const char *arg);
+/* freed_on of memory that is freed but no stream freed it: by cudaFree,
+ * not yet allocated by its graph's alloc node, freed by a graph's free
+ * node (never stream handles). */
+#define SIM_FREED_BY_CUDAFREE ((void *)1)
+#define SIM_FREED_NOT_ALLOCATED ((void *)2)
+#define SIM_FREED_BY_FREE_NODE ((void *)3)
+/* Graph memory (graph_mem.c) freed outside its graphs: by cudaFreeAsync on
+ * s (hs its handle), or by cudaFree (s NULL). p is the base of an
+ * allocation with SIM_MEM_F_GRAPH. */
+cudaError_t sim_graph_mem_free(void *p, sim_stream *s, cudaStream_t hs, const char *what);
+/* Set while the calling thread adds or sets a graph node (graph_node.c):
+ * the memory it names is recorded, not used, and a graph's allocation
+ * need not be allocated then. */
+extern _Thread_local bool sim_graph_recording;
+/* cudaMallocAsync and cudaMallocFromPoolAsync on s, which captures: an
+ * alloc node of `size` bytes on `device`. */
+cudaError_t sim_graph_mem_capture_alloc(sim_stream *s, void **out, size_t size, int device, const char *what);
+/* cudaFreeAsync of graph memory p on s, which captures: a free node. */
+cudaError_t sim_graph_mem_capture_free(sim_stream *s, void *p);
 cudaError_t sim_mempool_free_now(void *p);
 void sim_mempool_synced(void);
 /* cudaDeviceReset: the device's default pool is current again. */

@@ -20,14 +20,24 @@ void sim_graph_work_unref(sim_graph_work *w) {
   if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) == 1) w->ops->release(w);
 }
 
+static bool is_mem(const gparams *p) {
+  return p->type == cudaGraphNodeTypeMemAlloc || p->type == cudaGraphNodeTypeMemFree;
+}
+
 void gparams_copy(gparams *dst, const gparams *src) {
   *dst = *src;
   if (src->type == cudaGraphNodeTypeKernel && src->u.k.w) sim_graph_work_ref(src->u.k.w);
+  if (is_mem(src) && src->u.mem) gmem_ref(src->u.mem);
 }
 
 void gparams_clear(gparams *p) {
   if (p->type == cudaGraphNodeTypeKernel && p->u.k.w) sim_graph_work_unref(p->u.k.w);
-  p->u.k.w = NULL;
+  if (is_mem(p)) {
+    if (p->u.mem) gmem_unref(p->u.mem);
+    p->u.mem = NULL;
+  } else {
+    p->u.k.w = NULL;
+  }
 }
 
 /* ---- handles ---- */
@@ -178,6 +188,7 @@ cudaError_t graph_add(struct CUgraph_st *g, gnode *const *deps, size_t ndeps, co
 
 static void node_free(gnode *n) {
   atomic_store(&n->magic, 0);
+  gmem_node_gone(n);
   gparams_clear(&n->p);
   sim_free(n->in);
   sim_free(n->out);
@@ -186,6 +197,7 @@ static void node_free(gnode *n) {
 
 void graph_free(struct CUgraph_st *g) {
   atomic_store(&g->magic, 0);
+  if (g->exec) exec_graph_gone(g->exec);
   for (size_t i = 0; i < g->n; i++) node_free(g->nodes[i]);
   for (size_t i = 0; i < g->nuobjs; i++) uobj_release(g->uobjs[i].obj, g->uobjs[i].count);
   sim_free(g->uobjs);
@@ -224,6 +236,7 @@ SIM_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
     SIM_WARN(SIM_STREAM, "cudaGraphDestroyNode: node %p's graph is being built by a stream capture", (void *)n);
     return sim_cuda_error(cudaErrorIllegalState);
   }
+  if (graph_has_mem(g, "cudaGraphDestroyNode")) return sim_cuda_error(cudaErrorNotSupported); /* assumed code */
   for (size_t i = 0; i < n->nin; i++) drop(n->in[i]->out, &n->in[i]->nout, n);
   for (size_t i = 0; i < n->nout; i++) drop(n->out[i]->in, &n->out[i]->nin, n);
   memmove(g->nodes + n->index, g->nodes + n->index + 1, (g->n - n->index - 1) * sizeof *g->nodes);
@@ -237,6 +250,7 @@ SIM_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
 SIM_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph) {
   struct CUgraph_st *g = graph_resolve(originalGraph, "cudaGraphClone");
   if (!pGraphClone || !g) return sim_cuda_error(cudaErrorInvalidValue);
+  if (graph_has_mem(g, "cudaGraphClone")) return sim_cuda_error(cudaErrorNotSupported); /* assumed code */
   struct CUgraph_st *c = graph_new();
   if (!c) return sim_cuda_error(cudaErrorMemoryAllocation);
   c->next_id = g->next_id;
@@ -433,6 +447,7 @@ SIM_EXPORT cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cuda
   if (!g) return sim_cuda_error(cudaErrorInvalidValue);
   cudaError_t err = check_pairs(g, from, to, edgeData, numDependencies, what);
   if (err != cudaSuccess) return sim_cuda_error(err);
+  if (numDependencies && graph_has_mem(g, what)) return sim_cuda_error(cudaErrorNotSupported); /* assumed code */
   for (size_t i = 0; i < numDependencies; i++)
     if (!has(to[i]->in, to[i]->nin, from[i])) {
       SIM_WARN(SIM_STREAM, "%s: there is no edge %p -> %p", what, (void *)from[i], (void *)to[i]);

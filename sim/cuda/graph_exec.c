@@ -52,6 +52,12 @@ struct CUgraphExec_st {
   _Atomic uint64_t launched;
   sim_count done;
   _Atomic(sim_stream *) last_stream;
+  /* With memory nodes: the graph it is the one executable graph of (NULL
+   * once that went), and its alloc nodes' allocations (the nodes hold
+   * the references). */
+  struct CUgraph_st *graph;
+  gmem **allocs;
+  size_t nallocs;
 };
 
 static struct CUgraphExec_st *exec_resolve(cudaGraphExec_t x, const char *what) {
@@ -70,6 +76,7 @@ static void exec_unref(struct CUgraphExec_st *x) {
   }
   for (size_t i = 0; i < x->nuobjs; i++) uobj_release(x->uobjs[i].obj, x->uobjs[i].count);
   sim_free(x->uobjs);
+  sim_free(x->allocs);
   sim_free(x->nodes);
   sim_free(x->by_order);
   sim_free(x);
@@ -146,6 +153,14 @@ static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t graph, unsigned
     *result = cudaGraphInstantiateNodeOperationNotSupported;
     return cudaErrorNotSupported;
   }
+  bool mem = graph_has_mem(g, NULL);
+  if (mem && g->exec) { /* CUDA documents an error; the code is assumed */
+    SIM_WARN(SIM_STREAM,
+             "%s: graph %p has memory nodes and an executable graph already (%p): CUDA allows one at a time; "
+             "cudaGraphExecDestroy it first",
+             what, (void *)g, (void *)g->exec);
+    return cudaErrorInvalidValue;
+  }
   size_t n = g->n, m = n ? n : 1;
   struct CUgraphExec_st *x = sim_calloc(1, sizeof *x);
   size_t *order = sim_malloc(m * sizeof *order), *indeg = sim_malloc(m * sizeof *indeg),
@@ -179,6 +194,10 @@ static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t graph, unsigned
     }
     gparams_copy(&xn->p, &gn->p);
     x->n = k + 1;
+    if (gn->p.type == cudaGraphNodeTypeMemAlloc) {
+      if (!x->allocs && !(x->allocs = sim_malloc(n * sizeof *x->allocs))) goto fail;
+      x->allocs[x->nallocs++] = gn->p.u.mem;
+    }
   }
   if (g->nuobjs) {
     if (!(x->uobjs = sim_malloc(g->nuobjs * sizeof *x->uobjs))) goto fail;
@@ -189,6 +208,10 @@ static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t graph, unsigned
     x->nuobjs = g->nuobjs;
   }
   x->flags = flags;
+  if (mem) {
+    x->graph = g;
+    g->exec = x;
+  }
   sim_count_init(&x->done);
   atomic_store(&x->magic, EXEC_MAGIC);
   sim_free(order);
@@ -245,9 +268,12 @@ SIM_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
   struct CUgraphExec_st *x = exec_resolve(graphExec, "cudaGraphExecDestroy");
   if (!x) return sim_cuda_error(cudaErrorInvalidValue);
   atomic_store(&x->magic, 0);
+  if (x->graph) x->graph->exec = NULL;
   exec_unref(x); /* its launches hold theirs */
   return cudaSuccess;
 }
+
+void exec_graph_gone(struct CUgraphExec_st *x) { x->graph = NULL; }
 
 /* ---- launches ---- */
 
@@ -369,6 +395,8 @@ static cudaError_t launch_node(const xnode *xn, sim_stream *s) {
     h->arg = p->u.host.userData;
     return push(s, &h->op, host_run, "graph host node");
   }
+  case cudaGraphNodeTypeMemAlloc:
+  case cudaGraphNodeTypeMemFree: return gmem_launch_node(p, s);
   case cudaGraphNodeTypeEventRecord: return cudaEventRecord(p->u.event, s);
   case cudaGraphNodeTypeWaitEvent: return cudaStreamWaitEvent(s, p->u.event, 0);
   default: return cudaSuccess; /* empty */
@@ -422,6 +450,10 @@ SIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t s
   if (sim_stream_capturing(s))
     return sim_cuda_error(sim_capture_refuse(s, what, "ncclsim does not capture graph launches (child graph nodes)"));
   if ((err = sim_cuda_sticky(sim_stream_device(s))) != cudaSuccess) return sim_cuda_error(err);
+  /* Its allocations must be freed since its last launch (graph_mem.c). */
+  bool auto_free = x->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch;
+  if (x->nallocs && (err = gmem_launch_check(x->allocs, x->nallocs, auto_free, s, stream)) != cudaSuccess)
+    return sim_cuda_error(err);
   /* Behind the graph's previous launch, which stream order alone orders
    * only when it was on this stream. */
   uint64_t before = atomic_fetch_add(&x->launched, 1);
@@ -442,6 +474,7 @@ SIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t s
   atomic_fetch_add(&sim_graph_launches, 1);
   sim_graph_launching = true;
   for (size_t i = 0; i < x->n && err == cudaSuccess; i++) err = launch_node(&x->nodes[i], s);
+  if (err != cudaSuccess && x->nallocs) gmem_launch_failed(x->allocs, x->nallocs);
   /* The end op is enqueued whatever failed, so that the launch counts
    * done; it never waits for room. */
   cudaError_t end = mark(s, x, 0, true, 0, end_op);
@@ -514,6 +547,11 @@ SIM_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph
     } else if (n->p.type == cudaGraphNodeTypeKernel && (!n->p.u.k.p.func) != (!xn->p.u.k.p.func)) {
       r = cudaGraphExecUpdateErrorUnsupportedFunctionChange;
       SIM_WARN(SIM_STREAM, "%s: node %zu changes between an NCCL operation and a kernel", what, i);
+    } else if ((n->p.type == cudaGraphNodeTypeMemAlloc || n->p.type == cudaGraphNodeTypeMemFree) &&
+               n->p.u.mem != xn->p.u.mem) { /* assumed: an allocation's address is fixed */
+      r = cudaGraphExecUpdateErrorNotSupported;
+      SIM_WARN(SIM_STREAM, "%s: %s node %zu names another allocation (%p) than the executable graph's (%p)", what,
+               gparams_type_name(n->p.type), i, gmem_ptr(n->p.u.mem), gmem_ptr(xn->p.u.mem));
     } else if (n->p.type == cudaGraphNodeTypeMemset && (n->p.u.set.height > 1) != (xn->p.u.set.height > 1)) {
       r = cudaGraphExecUpdateErrorParametersChanged;
       SIM_WARN(SIM_STREAM, "%s: memset node %zu changes between one row and several", what, i);

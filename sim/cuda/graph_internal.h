@@ -36,13 +36,14 @@ typedef struct gparams {
     struct cudaMemcpy3DParms copy;
     struct cudaMemsetParams set;
     struct cudaHostNodeParams host;
-    cudaEvent_t event; /* record and wait nodes */
+    cudaEvent_t event;  /* record and wait nodes */
+    struct gmem *mem;   /* alloc and free nodes: the allocation (one reference) */
   } u;
 } gparams;
 
-/* Copies src into dst, taking a reference on its work. */
+/* Copies src into dst, taking a reference on its work or allocation. */
 void gparams_copy(gparams *dst, const gparams *src);
-/* Drops dst's reference on its work. */
+/* Drops p's reference on its work or allocation. */
 void gparams_clear(gparams *p);
 /* Checks a node's parameters as CUDA does when a node is added or set
  * (`what` names the call in the WARN): cudaSuccess or the error. */
@@ -82,6 +83,7 @@ struct CUgraph_st {
   uint64_t next_id;
   uobj_ref *uobjs;
   size_t nuobjs;
+  struct CUgraphExec_st *exec; /* with memory nodes: its one executable graph (graph_mem.c) */
 };
 
 /* A new, empty graph; NULL out of memory. */
@@ -96,6 +98,8 @@ gnode *node_resolve(cudaGraphNode_t n, const char *what);
 cudaError_t graph_add(struct CUgraph_st *g, gnode *const *deps, size_t ndeps, const gparams *p, gnode **out);
 /* The edge a -> b, unless it exists (false then). */
 cudaError_t graph_edge_add(gnode *a, gnode *b, bool *added);
+/* g, with memory nodes, whose one executable graph x is, goes (graph_exec.c). */
+void exec_graph_gone(struct CUgraphExec_st *x);
 /* Frees g and its nodes; drops its user objects' references. */
 void graph_free(struct CUgraph_st *g);
 /* Whether `n` is reachable backwards from any of `from` (n itself
@@ -111,5 +115,37 @@ void uobj_release(cudaUserObject_t o, unsigned count);
  * builds g (its nodes may not be destroyed then). */
 void capture_node_gone(const gnode *n);
 bool capture_builds(const struct CUgraph_st *g);
+/* A node of p after what s captured last (s's next work depends on it),
+ * as the cuda room's captured calls make theirs. check, if set, is run
+ * under the capture lock before the node is added, with the capture's
+ * graph and the node's dependencies: an error from it refuses the node.
+ * p is taken only on success. */
+typedef cudaError_t (*capture_check_fn)(struct CUgraph_st *g, gnode *const *deps, size_t ndeps, const gparams *p);
+cudaError_t capture_add_node(sim_stream *s, const gparams *p, capture_check_fn check, gnode **out);
+
+/* Graph memory (graph_mem.c): a gmem is one alloc node's allocation,
+ * shared by reference among the graph's nodes, executable graphs' copies
+ * and, while it is allocated, the allocation itself. */
+typedef struct gmem gmem;
+void gmem_ref(gmem *m);
+void gmem_unref(gmem *m);
+void *gmem_ptr(const gmem *m);
+/* An alloc or free node's line (gparams_describe). */
+void gmem_describe(const gparams *p, char *buf, size_t len);
+/* A graph node of g went (node_free): its alloc node no longer owns, or
+ * its free node no longer frees. */
+void gmem_node_gone(const gnode *n);
+/* Whether g has alloc or free nodes (which it may not lose, nor be
+ * cloned: `what` names the call in the WARN). */
+bool graph_has_mem(const struct CUgraph_st *g, const char *what);
+/* A launch (graph_exec.c): before any node is enqueued, each alloc node's
+ * allocation must not be allocated still (cudaErrorInvalidValue), unless
+ * auto_free: then it is freed as by cudaFreeAsync on s (hs its handle). */
+cudaError_t gmem_launch_check(gmem *const *allocs, size_t n, bool auto_free, sim_stream *s, cudaStream_t hs);
+/* An alloc or free node's run at a launch, on s. */
+cudaError_t gmem_launch_node(const gparams *p, sim_stream *s);
+/* A launch failed part way: what its alloc nodes allocated and its own
+ * free nodes would have freed is freed (nothing else could free it). */
+void gmem_launch_failed(gmem *const *allocs, size_t n);
 
 #endif

@@ -27,6 +27,8 @@ const char *gparams_type_name(enum cudaGraphNodeType t) {
   case cudaGraphNodeTypeEmpty: return "empty";
   case cudaGraphNodeTypeWaitEvent: return "event wait";
   case cudaGraphNodeTypeEventRecord: return "event record";
+  case cudaGraphNodeTypeMemAlloc: return "mem alloc";
+  case cudaGraphNodeTypeMemFree: return "mem free";
   default: return "other";
   }
 }
@@ -49,6 +51,18 @@ static const char *span(const struct cudaPitchedPtr *ptr, const struct cudaPos *
   const char *first = (const char *)ptr->ptr + pos->z * slice + pos->y * ptr->pitch + pos->x;
   *bytes = (e->depth - 1) * slice + (e->height - 1) * ptr->pitch + e->width;
   return first;
+}
+
+_Thread_local bool sim_graph_recording;
+
+/* sim_mem_check_range, for a node's parameters: adding or setting a node
+ * records, and graph memory need not be allocated then (graph_mem.c); a
+ * launch's check ("cudaGraphLaunch ...") is a use. */
+static bool range_ok(const void *p, size_t bytes, const char *what) {
+  sim_graph_recording = strncmp(what, "cudaGraphLaunch", 15) != 0;
+  bool ok = sim_mem_check_range(p, bytes, what);
+  sim_graph_recording = false;
+  return ok;
 }
 
 static bool side_ok(const struct cudaPitchedPtr *ptr, const struct cudaPos *pos, const struct cudaExtent *e,
@@ -74,7 +88,7 @@ static bool side_ok(const struct cudaPitchedPtr *ptr, const struct cudaPos *pos,
              side, (const void *)first);
     return false;
   }
-  return sim_mem_check_range(first, bytes, what);
+  return range_ok(first, bytes, what);
 }
 
 cudaError_t gparams_check_copy(const struct cudaMemcpy3DParms *p, const char *what) {
@@ -116,7 +130,7 @@ cudaError_t gparams_check_set(const struct cudaMemsetParams *p, const char *what
     SIM_WARN(SIM_ALLOC, "%s: %p is host memory that CUDA does not know, not device memory", what, p->dst);
     return cudaErrorInvalidValue;
   }
-  if (!sim_mem_check_range(p->dst, (p->height - 1) * p->pitch + row, what)) return cudaErrorInvalidValue;
+  if (!range_ok(p->dst, (p->height - 1) * p->pitch + row, what)) return cudaErrorInvalidValue;
   return cudaSuccess;
 }
 
@@ -175,6 +189,8 @@ void gparams_describe(const gparams *p, char *buf, size_t len, bool verbose) {
     break;
   case cudaGraphNodeTypeEventRecord: snprintf(buf, len, "event record %p", (void *)p->u.event); break;
   case cudaGraphNodeTypeWaitEvent: snprintf(buf, len, "event wait %p", (void *)p->u.event); break;
+  case cudaGraphNodeTypeMemAlloc:
+  case cudaGraphNodeTypeMemFree: gmem_describe(p, buf, len); break;
   default: snprintf(buf, len, "%s", gparams_type_name(p->type)); break;
   }
 }

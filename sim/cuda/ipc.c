@@ -108,7 +108,7 @@ SIM_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *dev
   sim_alloc_info a;
   const char *why = NULL;
   if (!sim_mem_lookup(devPtr, &a) || a.kind != SIM_MEM_DEVICE) why = "is not cudaMalloc memory";
-  else if (a.flags & SIM_MEM_F_POOL) why = "is from a memory pool (cudaMallocAsync)";
+  else if (a.flags & (SIM_MEM_F_POOL | SIM_MEM_F_GRAPH)) why = "is from a memory pool (cudaMallocAsync) or a graph";
   else if (a.flags & (SIM_MEM_F_FREED | SIM_MEM_F_ORPHAN)) why = "was freed";
   else if (a.pid != (int)getpid()) why = "is another process's allocation";
   if (why) {

@@ -196,7 +196,7 @@ bool sim_mem_lookup(const void *p, sim_alloc_info *out) {
 }
 
 bool sim_mem_range_in(const sim_alloc_info *a, const void *p, size_t bytes, const char *what, const char *arg) {
-  if (a->flags & SIM_MEM_F_FREED) {
+  if ((a->flags & SIM_MEM_F_FREED) && !(sim_graph_recording && (a->flags & SIM_MEM_F_GRAPH))) {
     sim_mempool_report_use(a, p, what, arg);
     return false;
   }
@@ -293,7 +293,8 @@ SIM_EXPORT cudaError_t cudaFree(void *p) {
    * order already is a double free (mempool.c says which). */
   sim_alloc_info a;
   bool known = sim_mem_lookup(p, &a);
-  if (known && (a.flags & (SIM_MEM_F_POOL | SIM_MEM_F_FREED))) return sim_cuda_error(sim_mempool_free_now(p));
+  if (known && (a.flags & (SIM_MEM_F_POOL | SIM_MEM_F_FREED | SIM_MEM_F_GRAPH)))
+    return sim_cuda_error(sim_mempool_free_now(p));
   /* CUDA's cudaFree waits for the device's work first (an implicit
    * synchronization: CUDA 13 on an H100 returned once a kernel running on
    * another, non-blocking stream had ended, whatever memory it used); a

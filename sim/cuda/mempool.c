@@ -29,8 +29,7 @@
 
 #define POOL_MAGIC 0x4d504f4cu
 #define GRAIN 256 /* cudaMalloc's alignment: what a block is rounded to */
-/* freed_on of memory that cudaFree freed (never a stream handle). */
-#define FREED_BY_CUDAFREE ((void *)1)
+#define FREED_BY_CUDAFREE SIM_FREED_BY_CUDAFREE
 
 typedef enum { BLK_USED, BLK_FREEING, BLK_FREE } blk_state;
 
@@ -276,8 +275,17 @@ static cudaError_t malloc_async(void **out, size_t size, cudaMemPool_t h, bool c
   cudaError_t err;
   sim_stream *s = sim_stream_resolve(sh, &err);
   if (!s) return sim_cuda_error(err);
-  if (sim_stream_capturing(s)) /* CUDA makes a memory node; ncclsim has none (capture.c) */
-    return sim_cuda_error(sim_capture_refuse(s, what, "ncclsim has no graph memory nodes"));
+  if (sim_stream_capturing(s)) { /* an alloc node, on the pool's device (graph_mem.c) */
+    int device = sim_stream_device(s);
+    if (!current) {
+      sim_mutex_lock(&pools_lock);
+      cudaMemPool_t p = pool_find(h, what);
+      if (p) device = p->device;
+      pthread_mutex_unlock(&pools_lock);
+      if (!p) return sim_cuda_error(cudaErrorInvalidValue);
+    }
+    return sim_cuda_error(sim_graph_mem_capture_alloc(s, out, size, device, what));
+  }
   sim_mutex_lock(&pools_lock);
   cudaMemPool_t p = current ? device_pool(sim_stream_device(s), true) : pool_find(h, what);
   err = !p ? (current ? cudaErrorMemoryAllocation : cudaErrorInvalidValue) : pool_alloc(p, out, size, s, what);
@@ -346,8 +354,16 @@ SIM_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
   cudaError_t err;
   sim_stream *s = sim_stream_resolve(hStream, &err);
   if (!s) return sim_cuda_error(err);
+  sim_alloc_info a;
+  bool graph_mem = sim_mem_lookup(devPtr, &a) && (a.flags & SIM_MEM_F_GRAPH);
+  /* In a capture, a free node of a graph's allocation (graph_mem.c); of
+   * other memory CUDA documents nothing (cudaGraphAddMemFreeNode refuses
+   * it), and ncclsim refuses it as it did. */
   if (sim_stream_capturing(s))
-    return sim_cuda_error(sim_capture_refuse(s, "cudaFreeAsync", "ncclsim has no graph memory nodes"));
+    return sim_cuda_error(graph_mem ? sim_graph_mem_capture_free(s, devPtr)
+                                    : sim_capture_refuse(s, "cudaFreeAsync",
+                                                         "ncclsim makes free nodes only of graph allocations"));
+  if (graph_mem) return sim_cuda_error(sim_graph_mem_free(devPtr, s, hStream, "cudaFreeAsync"));
   free_op *f = sim_calloc(1, sizeof *f);
   if (!f) return sim_cuda_error(cudaErrorMemoryAllocation);
   f->op.run = free_run;
@@ -355,7 +371,6 @@ SIM_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
   f->op.what = "cudaFreeAsync";
   f->op.unbounded = true; /* the allocator's bookkeeping, not work the GPU queues */
   f->ptr = devPtr;
-  sim_alloc_info a;
   sim_mutex_lock(&pools_lock);
   if ((err = freeable(devPtr, &a, "cudaFreeAsync")) != cudaSuccess) {
     pthread_mutex_unlock(&pools_lock);
@@ -393,6 +408,7 @@ SIM_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
  * back to its pool at once, as CUDA documents, without synchronizing. */
 cudaError_t sim_mempool_free_now(void *p) {
   sim_alloc_info a;
+  if (sim_mem_lookup(p, &a) && (a.flags & SIM_MEM_F_GRAPH)) return sim_graph_mem_free(p, NULL, NULL, "cudaFree");
   sim_mutex_lock(&pools_lock);
   cudaError_t err = freeable(p, &a, "cudaFree");
   blk *b = err == cudaSuccess ? a.owner : NULL;
@@ -413,6 +429,18 @@ cudaError_t sim_mempool_free_now(void *p) {
 }
 
 void sim_mempool_report_use(const sim_alloc_info *a, const void *p, const char *what, const char *arg) {
+  if (a->flags & SIM_MEM_F_GRAPH) {
+    SIM_WARN(SIM_ALLOC,
+             "%s%s%s: %p lies in the buffer %p (%zu bytes, device %d, a graph's alloc node's), which %s before this "
+             "call; only what is enqueued after its alloc node ran and before it is freed may use the buffer "
+             "(ncclsim checks this; on a GPU it is undefined behaviour)",
+             what, *arg ? " " : "", arg, p, a->base, a->size, a->device,
+             a->freed_on == SIM_FREED_NOT_ALLOCATED ? "no graph holds any more (its graphs went)"
+             : a->freed_on == SIM_FREED_BY_FREE_NODE ? "a graph's free node freed"
+             : a->freed_on == SIM_FREED_BY_CUDAFREE  ? "cudaFree freed"
+                                                     : "cudaFreeAsync freed");
+    return;
+  }
   char freer[96];
   if (a->freed_on == FREED_BY_CUDAFREE) snprintf(freer, sizeof freer, "cudaFree");
   else snprintf(freer, sizeof freer, "cudaFreeAsync on stream %p", a->freed_on);

@@ -26,7 +26,7 @@ typedef struct {
 static void pick(const sim_alloc_info *a, void *arg) {
   reset_arg *r = arg;
   if (r->n < BATCH && a->pid == r->pid && a->device == r->device && a->kind == SIM_MEM_DEVICE &&
-      !(a->flags & (SIM_MEM_F_POOL | SIM_MEM_F_FREED | SIM_MEM_F_ORPHAN)))
+      !(a->flags & (SIM_MEM_F_POOL | SIM_MEM_F_FREED | SIM_MEM_F_ORPHAN | SIM_MEM_F_GRAPH)))
     r->found[r->n++] = a->base;
 }
 

@@ -184,6 +184,41 @@ struct cudaMemPoolProps {
   unsigned char reserved[54];    /* must be zero */
 };
 
+enum cudaMemAccessFlags {
+  cudaMemAccessFlagsProtNone = 0,
+  cudaMemAccessFlagsProtRead = 1,
+  cudaMemAccessFlagsProtReadWrite = 3
+};
+
+struct cudaMemAccessDesc {
+  struct cudaMemLocation location;
+  enum cudaMemAccessFlags flags;
+};
+
+/* A graph's alloc node (cudaGraphAddMemAllocNode): poolProps.location the
+ * device, handleTypes cudaMemHandleTypeNone; dptr is the node's address,
+ * fixed for the graph's life. */
+struct cudaMemAllocNodeParams {
+  struct cudaMemPoolProps poolProps;
+  const struct cudaMemAccessDesc *accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void *dptr;
+};
+
+struct cudaMemFreeNodeParams {
+  void *dptr;
+};
+
+/* cudaDeviceGetGraphMemAttribute (unsigned long long values); only the
+ * high watermarks can be set, and only to 0. */
+enum cudaGraphMemAttributeType {
+  cudaGraphMemAttrUsedMemCurrent = 0x0,
+  cudaGraphMemAttrUsedMemHigh = 0x1,
+  cudaGraphMemAttrReservedMemCurrent = 0x2,
+  cudaGraphMemAttrReservedMemHigh = 0x3
+};
+
 enum cudaDeviceAttr {
   cudaDevAttrMaxThreadsPerBlock = 1,
   cudaDevAttrMaxBlockDimX = 2,
@@ -996,6 +1031,20 @@ cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t g
                                       size_t numDependencies, cudaEvent_t event);
 cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out);
 cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event);
+/* Graph memory nodes (stream-ordered allocation in a graph): the memory
+ * is reserved when the alloc node is made, live from the alloc node's run
+ * at a launch until a free node's run, cudaFreeAsync or cudaFree. */
+cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                     const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                     struct cudaMemAllocNodeParams *nodeParams);
+cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out);
+cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                    size_t numDependencies, void *dptr);
+/* dptr_out is a void ** (CUDA declares it void *). */
+cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out);
+cudaError_t cudaDeviceGraphMemTrim(int device);
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value);
+cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value);
 cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType);
 /* The node queries fill at most *numNodes entries (none when the array is
  * NULL) and set *numNodes to the count. Nodes come in creation order. */
