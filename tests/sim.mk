@@ -221,11 +221,11 @@ tests_sim_ipc_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_ipc_LDADD = $(SIM_TEST_LDADD)
 
 # Stream capture and CUDA graphs (sim/cuda/capture.c, graph*.c), with NCCL
-# operations in them (sim/core/capture.c).
+# operations in them (sim/core/capture.c) and memory nodes (graph_mem.c).
 if BACKEND_SIM
 if HAVE_CMOCKA
-check_PROGRAMS += tests/sim_graph tests/sim_graph_nccl
-TESTS += tests/sim_graph tests/sim_graph_nccl
+check_PROGRAMS += tests/sim_graph tests/sim_graph_nccl tests/sim_graph_mem
+TESTS += tests/sim_graph tests/sim_graph_nccl tests/sim_graph_mem
 endif
 endif
 tests_sim_graph_SOURCES = tests/sim_graph.c
@@ -234,3 +234,6 @@ tests_sim_graph_LDADD = $(SIM_TEST_LDADD)
 tests_sim_graph_nccl_SOURCES = tests/sim_graph_nccl.c tests/sim_ranks.h
 tests_sim_graph_nccl_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
 tests_sim_graph_nccl_LDADD = $(SIM_TEST_LDADD)
+tests_sim_graph_mem_SOURCES = tests/sim_graph_mem.c
+tests_sim_graph_mem_CPPFLAGS = $(SIM_TEST_CPPFLAGS)
+tests_sim_graph_mem_LDADD = $(SIM_TEST_LDADD)
