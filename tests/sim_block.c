@@ -446,6 +446,44 @@ static void test_stream_depth_copies(void **state) {
   cudaFree(d1);
 }
 
+/* A host function takes a place of the depth while it runs, none while
+ * queued (CUDA 13 on H200: 1021 memsets behind a blocking host function,
+ * 1022 pending behind a kernel; any number of host functions behind a
+ * blocked stream). */
+static _Atomic int host_at, host_open;
+static void host_gate(void *arg) {
+  (void)arg;
+  atomic_store(&host_at, 1);
+  while (!atomic_load(&host_open)) sleep_ms(1);
+}
+
+static void test_stream_depth_host_fn(void **state) {
+  (void)state;
+  char *d;
+  cudaStream_t s;
+  cudaSetDevice(0);
+  assert_int_equal(cudaMalloc((void **)&d, 64), cudaSuccess);
+  assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  ncclsimParamSet("STREAM_DEPTH", "4");
+  ncclsimParamSet("TIMEOUT", scaled_str(0.5).s);
+  atomic_store(&host_at, 0);
+  atomic_store(&host_open, 0);
+  assert_int_equal(cudaLaunchHostFunc(s, host_gate, NULL), cudaSuccess);
+  while (!atomic_load(&host_at)) sleep_ms(1);
+  for (int i = 0; i < 3; i++) assert_int_equal(cudaMemsetAsync(d, i, 64, s), cudaSuccess);
+  for (int i = 0; i < 50; i++) assert_int_equal(cudaLaunchHostFunc(s, host_gate, NULL), cudaSuccess);
+  assert_int_equal(cudaMemsetAsync(d, 3, 64, s), cudaErrorTimeout); /* 3 + the running host function */
+  atomic_store(&host_open, 1);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  assert_int_equal(cudaMemsetAsync(d, 3, 64, s), cudaSuccess); /* the room is back */
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  ncclsimParamSet("STREAM_DEPTH", NULL);
+  ncclsimParamSet("TIMEOUT", scaled_str(60).s);
+  cudaGetLastError();
+  cudaStreamDestroy(s);
+  cudaFree(d);
+}
+
 /* ------------------------------- one communicator, several streams */
 
 /* Every rank's first one-sided operations, grouped (they connect). */
@@ -591,6 +629,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stream_depth, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_depth_single_thread, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_depth_copies, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stream_depth_host_fn, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_depth_rma, setup, teardown),
       cmocka_unit_test_setup_teardown(test_comm_order_across_streams, setup, teardown),
       cmocka_unit_test_setup_teardown(test_comm_order_deadlock_diagnosed, setup, teardown),
