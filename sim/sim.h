@@ -87,6 +87,7 @@ static inline void sim_tsan_ignore_end(void) {
   X(STREAM_STORE_BYTES, "STREAM_STORE_BYTES", "16777216", "bytes a collective reads and writes, all ranks' inputs and outputs together, above which it stores its results around the cache (reduce-scatter and reduce never; 0: always)") \
   X(SMALL_RANKS, "SMALL_RANKS", "auto", "largest communicator whose allreduces of up to 32 bytes a rank skip the rendezvous: each rank reads every rank's part and reduces them itself (0: none; auto: the number of CPUs, at most 16; at most 64)") \
   X(STREAM_DEPTH, "STREAM_DEPTH", "1022", "CUDA operations a stream holds pending (NCCL operations, async copies and memsets; a put_signal counts 3, a signal 2); the next enqueue blocks the host thread, as CUDA's stream queue does (0: no bound)") \
+  X(GRAPH_NCCL_DEPTH, "GRAPH_NCCL_DEPTH", "36", "places of a stream's depth a CUDA graph launch holding NCCL operations takes, however many it holds (NCCL 2.30.7 on 2 x H200: 28 such launches went in behind a blocked stream, with 1, 4 or 16 allreduces a graph)") \
   X(PROCESSES, "PROCESSES", "auto", "ranks as processes: auto shares ncclsim's state among the processes of a launcher's job (mpirun, srun); 1 also with the processes this one forks (ncclsimProcessesInit); 0 never") \
   X(SHM_SIZE, "SHM_SIZE", "68719476736", "with NCCLSIM_PROCESSES=1: bytes of address space the shared arena reserves (pages are used only as touched)") \
   X(FAULT, "FAULT", "none", "RANK:K: in communicators made from now on, rank RANK stops at its Kth NCCL operation, as if its process died") \

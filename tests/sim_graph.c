@@ -288,6 +288,10 @@ static void test_capture_errors(void **state) {
   assert_null(g);
   cudaEventDestroy(fork);
   cudaFree(d);
+  cudaGraph_t e;
+  cudaGraphExec_t x;
+  assert_int_equal(cudaGraphCreate(&e, 0), cudaSuccess);
+  assert_int_equal(cudaGraphInstantiate(&x, e, 0), cudaSuccess);
   assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
   cudaGraph_t building;
   enum cudaStreamCaptureStatus st;
@@ -295,10 +299,6 @@ static void test_capture_errors(void **state) {
   assert_int_equal(cudaGraphDestroy(building), cudaErrorIllegalState);
   /* A graph launch is not captured here; stream-ordered allocation is
    * (tests/sim_graph_mem.c), but not a free of other memory. */
-  cudaGraph_t e;
-  cudaGraphExec_t x;
-  assert_int_equal(cudaGraphCreate(&e, 0), cudaSuccess);
-  assert_int_equal(cudaGraphInstantiate(&x, e, 0), cudaSuccess);
   assert_int_equal(cudaGraphLaunch(x, s), cudaErrorStreamCaptureUnsupported);
   assert_int_equal(cudaGraphLaunch(x, s), cudaErrorStreamCaptureInvalidated); /* already */
   assert_int_equal(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
@@ -343,26 +343,42 @@ static void test_illegal_calls(void **state) {
   warned("cudaMalloc was called by the thread that began it");
   assert_int_equal(status(s), cudaStreamCaptureStatusNone);
   assert_int_equal(cudaMalloc(&p, 64), cudaSuccess); /* no capture: fine again */
-  const char *calls[] = {"sync", "query", "devsync", "free", "host", "freehost", "register", "unregister"};
+  const char *calls[] = {"sync",     "query",      "devsync",     "free",       "host",
+                         "freehost", "register",   "unregister",  "instantiate", "execdestroy"};
   static char reg[4096];
+  cudaGraph_t other;
+  assert_int_equal(cudaGraphCreate(&other, 0), cudaSuccess);
   for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
     void *hp = NULL;
+    cudaGraphExec_t ox = NULL;
     if (!strcmp(calls[c], "freehost")) assert_int_equal(cudaMallocHost(&hp, 64), cudaSuccess);
     if (!strcmp(calls[c], "unregister")) assert_int_equal(cudaHostRegister(reg, sizeof reg, 0), cudaSuccess);
+    if (!strcmp(calls[c], "execdestroy")) assert_int_equal(cudaGraphInstantiate(&ox, other, 0), cudaSuccess);
     assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
-    cudaError_t err = !strcmp(calls[c], "sync")       ? cudaStreamSynchronize(s)
-                      : !strcmp(calls[c], "query")    ? cudaStreamQuery(s)
-                      : !strcmp(calls[c], "devsync")  ? cudaDeviceSynchronize()
-                      : !strcmp(calls[c], "free")     ? cudaFree(p)
-                      : !strcmp(calls[c], "host")     ? cudaMallocHost(&hp, 64)
-                      : !strcmp(calls[c], "freehost") ? cudaFreeHost(hp)
-                      : !strcmp(calls[c], "register") ? cudaHostRegister(reg, sizeof reg, 0)
-                                                      : cudaHostUnregister(reg);
+    cudaError_t err = !strcmp(calls[c], "sync")          ? cudaStreamSynchronize(s)
+                      : !strcmp(calls[c], "query")       ? cudaStreamQuery(s)
+                      : !strcmp(calls[c], "devsync")     ? cudaDeviceSynchronize()
+                      : !strcmp(calls[c], "free")        ? cudaFree(p)
+                      : !strcmp(calls[c], "host")        ? cudaMallocHost(&hp, 64)
+                      : !strcmp(calls[c], "freehost")    ? cudaFreeHost(hp)
+                      : !strcmp(calls[c], "register")    ? cudaHostRegister(reg, sizeof reg, 0)
+                      : !strcmp(calls[c], "unregister")  ? cudaHostUnregister(reg)
+                      : !strcmp(calls[c], "instantiate") ? cudaGraphInstantiate(&ox, other, 0)
+                                                         : cudaGraphExecDestroy(ox);
     if (err != cudaErrorStreamCaptureUnsupported) fail_msg("%s: %s", calls[c], cudaGetErrorName(err));
     assert_int_equal(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
     if (!strcmp(calls[c], "freehost")) assert_int_equal(cudaFreeHost(hp), cudaSuccess);
     if (!strcmp(calls[c], "unregister")) assert_int_equal(cudaHostUnregister(reg), cudaSuccess);
+    if (!strcmp(calls[c], "execdestroy")) assert_int_equal(cudaGraphExecDestroy(ox), cudaSuccess); /* not gone */
   }
+  /* A relaxed capture permits instantiation (CUDA 13 on H200). */
+  assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), cudaSuccess);
+  cudaGraphExec_t ox;
+  assert_int_equal(cudaGraphInstantiate(&ox, other, 0), cudaSuccess);
+  assert_int_equal(cudaGraphExecDestroy(ox), cudaSuccess);
+  assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
+  cudaGraphDestroy(g);
+  cudaGraphDestroy(other);
   /* Relaxed mode permits them (measured: cudaMalloc, and the graph runs). */
   assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), cudaSuccess);
   void *q = NULL;

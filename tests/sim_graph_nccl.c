@@ -28,6 +28,7 @@
 
 #include "sim.h" /* sim_last_warning */
 #include "sim_ranks.h"
+#include "slow.h"
 
 static pthread_barrier_t bar;
 
@@ -522,10 +523,10 @@ static void test_one_thread_graphs(void **state) {
     assert_int_equal(ncclAllReduce(x[r], x[r], 128, ncclInt32, ncclSum, comms[r], s[r]), ncclSuccess);
   assert_int_equal(ncclGroupEnd(), ncclSuccess);
   cudaGraphExec_t gx[2];
-  for (int r = 0; r < 2; r++) {
-    assert_int_equal(cudaStreamEndCapture(s[r], &g[r]), cudaSuccess);
-    gx[r] = instantiate(g[r]);
-  }
+  for (int r = 0; r < 2; r++) assert_int_equal(cudaStreamEndCapture(s[r], &g[r]), cudaSuccess);
+  /* Not before: cudaGraphInstantiate is forbidden to a thread whose
+   * capture is under way (CUDA 13 on H200). */
+  for (int r = 0; r < 2; r++) gx[r] = instantiate(g[r]);
   int h[128];
   for (int r = 0; r < 2; r++) {
     for (int i = 0; i < 128; i++) h[i] = i + r;
@@ -625,6 +626,60 @@ static void test_update(void **state) {
  * and the communicator's end: each injected failure fails one call
  * (ncclSystemError, ncclUnhandledCudaError, cudaErrorMemoryAllocation or
  * a capture it spoiled), never crashes or hangs, and the rank goes on. */
+static _Atomic int gate_at, gate_open;
+static void gate(void *arg) {
+  (void)arg;
+  atomic_store(&gate_at, 1);
+  while (!atomic_load(&gate_open)) usleep(1000);
+}
+
+/* A graph launch holding NCCL operations takes NCCLSIM_GRAPH_NCCL_DEPTH
+ * places of the stream's depth, however many operations it holds (NCCL
+ * 2.30.7 on 2 x H200: 28 launches, with 1, 4 or 16 allreduces a graph). */
+static void test_launch_depth(void **state) {
+  (void)state;
+  ncclComm_t comm;
+  int dev0 = 0;
+  assert_int_equal(ncclCommInitAll(&comm, 1, &dev0), ncclSuccess);
+  cudaStream_t s = stream();
+  int *x = dev(64 * sizeof(int));
+  assert_int_equal(ncclAllReduce(x, x, 64, ncclInt32, ncclSum, comm, s), ncclSuccess); /* connected */
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  cudaGraphExec_t gx[2];
+  for (int k = 0; k < 2; k++) { /* one allreduce, then three */
+    cudaGraph_t g;
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    for (int i = 0; i < 1 + 2 * k; i++)
+      assert_int_equal(ncclAllReduce(x, x, 64, ncclInt32, ncclSum, comm, s), ncclSuccess);
+    assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
+    gx[k] = instantiate(g);
+    cudaGraphDestroy(g);
+  }
+  ncclsimParamSet("STREAM_DEPTH", "12");
+  ncclsimParamSet("GRAPH_NCCL_DEPTH", "5");
+  ncclsimParamSet("TIMEOUT", scaled_str(0.5).s);
+  for (int k = 0; k < 2; k++) {
+    atomic_store(&gate_at, 0);
+    atomic_store(&gate_open, 0);
+    assert_int_equal(cudaLaunchHostFunc(s, gate, NULL), cudaSuccess);
+    while (!atomic_load(&gate_at)) usleep(1000);
+    /* 1 for the running host function, 5 a launch: two fit in 12 */
+    assert_int_equal(cudaGraphLaunch(gx[k], s), cudaSuccess);
+    assert_int_equal(cudaGraphLaunch(gx[k], s), cudaSuccess);
+    assert_int_equal(cudaGraphLaunch(gx[k], s), cudaErrorTimeout);
+    atomic_store(&gate_open, 1);
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+    cudaGetLastError();
+  }
+  ncclsimParamSet("STREAM_DEPTH", NULL);
+  ncclsimParamSet("GRAPH_NCCL_DEPTH", NULL);
+  ncclsimParamSet("TIMEOUT", NULL);
+  for (int k = 0; k < 2; k++) cudaGraphExecDestroy(gx[k]);
+  cudaFree(x);
+  cudaStreamDestroy(s);
+  assert_int_equal(ncclCommDestroy(comm), ncclSuccess);
+}
+
 static void test_alloc_failures(void **state) {
   (void)state;
   ncclComm_t comm;
@@ -688,6 +743,7 @@ int main(void) {
       cmocka_unit_test(test_invalidated),      cmocka_unit_test(test_first_capture),
       cmocka_unit_test(test_first_capture_global), cmocka_unit_test(test_one_thread_graphs),
       cmocka_unit_test(test_update),           cmocka_unit_test(test_alloc_failures),
+      cmocka_unit_test(test_launch_depth),
   };
   return cmocka_run_group_tests_name("sim_graph_nccl", tests, NULL, NULL);
 }

@@ -161,7 +161,16 @@ static void work_release(sim_graph_work *gw) {
   sim_free(w);
 }
 
-static const sim_graph_work_ops work_ops = {"NCCL", work_launch, work_describe, work_release, NULL};
+/* A graph launch of NCCL operations takes far more of the stream's queue
+ * than their kernels would alone, for a reason not known here: measured,
+ * not derived (sim.h, NCCLSIM_GRAPH_NCCL_DEPTH). */
+static unsigned work_places(sim_graph_work *w) {
+  (void)w;
+  int n = sim_param_int(SIM_P_GRAPH_NCCL_DEPTH);
+  return n > 0 ? (unsigned)n : 1;
+}
+
+static const sim_graph_work_ops work_ops = {"NCCL", work_launch, work_describe, work_release, NULL, work_places};
 
 ncclResult_t sim_capture_tasks(sim_task *list) {
   sim_stream *streams[16];

@@ -155,6 +155,9 @@ typedef struct sim_graph_work_ops {
   /* Optional: a kernel's function and configuration (kernelParams and
    * extra are left NULL), for cudaGraphKernelNodeGetParams. */
   void (*kernel_params)(sim_graph_work *w, struct cudaKernelNodeParams *out);
+  /* Optional: the places of the stream's depth that a launch of a graph
+   * holding this work takes at least (NULL: one, as any device work). */
+  unsigned (*launch_places)(sim_graph_work *w);
 } sim_graph_work_ops;
 struct sim_graph_work {
   const sim_graph_work_ops *ops;

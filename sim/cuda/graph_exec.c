@@ -142,6 +142,9 @@ static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t graph, unsigned
   struct CUgraph_st *g = graph_resolve(graph, what);
   *result = cudaGraphInstantiateError;
   if (!out || !g) return cudaErrorInvalidValue;
+  /* Forbidden in a capture as cudaMalloc is (CUDA 13 on H200, graph_probe). */
+  cudaError_t cap = sim_capture_unsafe(what);
+  if (cap != cudaSuccess) return cap;
   unsigned long long known = cudaGraphInstantiateFlagAutoFreeOnLaunch | cudaGraphInstantiateFlagUpload |
                              cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagUseNodePriority;
   if (flags & ~known) {
@@ -267,6 +270,8 @@ SIM_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned
 SIM_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
   struct CUgraphExec_st *x = exec_resolve(graphExec, "cudaGraphExecDestroy");
   if (!x) return sim_cuda_error(cudaErrorInvalidValue);
+  cudaError_t cap = sim_capture_unsafe("cudaGraphExecDestroy"); /* as cudaGraphInstantiate */
+  if (cap != cudaSuccess) return sim_cuda_error(cap);
   atomic_store(&x->magic, 0);
   if (x->graph) x->graph->exec = NULL;
   exec_unref(x); /* its launches hold theirs */
@@ -405,20 +410,26 @@ static cudaError_t launch_node(const xnode *xn, sim_stream *s) {
 
 /* What a launch of x takes of the stream's depth, as CUDA 13 on H200
  * counts it (conformance/probes/graph_depth.cu): a launch with device work
- * takes one place, whatever its kernels, copies, events and NCCL
- * operations, except that each memset node takes one of its own (ten
- * memsets: ten); a launch of host and empty nodes only takes none. */
+ * takes one place, whatever its kernels, copies and events, except that
+ * each memset node takes one of its own (ten memsets: ten); a launch of
+ * host and empty nodes only takes none. One holding NCCL operations takes
+ * NCCLSIM_GRAPH_NCCL_DEPTH (graph_probe nccl-depth). */
 static uint16_t launch_cost(const struct CUgraphExec_st *x) {
-  size_t sets = 0;
-  bool device = false;
+  size_t sets = 0, places = 0;
   for (size_t i = 0; i < x->n; i++) {
     const xnode *xn = &x->nodes[i];
     if (!xn->enabled) continue;
     sets += xn->p.type == cudaGraphNodeTypeMemset;
-    device |= xn->p.type != cudaGraphNodeTypeHost && xn->p.type != cudaGraphNodeTypeEmpty;
+    if (xn->p.type != cudaGraphNodeTypeHost && xn->p.type != cudaGraphNodeTypeEmpty && !places) places = 1;
+    /* A work may ask for more: NCCL operations (core/capture.c). */
+    if (xn->p.type == cudaGraphNodeTypeKernel && xn->p.u.k.w->ops->launch_places) {
+      unsigned w = xn->p.u.k.w->ops->launch_places(xn->p.u.k.w);
+      if (w > places) places = w;
+    }
   }
-  if (sets > UINT16_MAX) sets = UINT16_MAX; /* more than any depth: the launch waits for an empty stream */
-  return sets ? (uint16_t)sets : device;
+  if (sets > places) places = sets;
+  if (places > UINT16_MAX) places = UINT16_MAX; /* more than any depth: the launch waits for an empty stream */
+  return (uint16_t)places;
 }
 
 /* m: an op allocated already (the end's, taken before the launch enqueues

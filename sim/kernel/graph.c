@@ -86,7 +86,7 @@ static void kwork_params(sim_graph_work *w, struct cudaKernelNodeParams *out) {
   out->extra = NULL;
 }
 
-static const sim_graph_work_ops kwork_ops = {"kernel", kwork_launch, kwork_describe, kwork_release, kwork_params};
+static const sim_graph_work_ops kwork_ops = {"kernel", kwork_launch, kwork_describe, kwork_release, kwork_params, NULL};
 
 static kwork *kwork_new(__ncclsim_launch *l, int device) {
   kwork *k = sim_calloc(1, sizeof *k);
