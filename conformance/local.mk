@@ -49,7 +49,8 @@ EXTRA_DIST += conformance/cases.def
 # NCCL (docs/conformance/README.md lists what each showed). The top
 # Makefile.am's distcheck-hook checks that they are in.
 EXTRA_DIST += conformance/gpu-run.sh conformance/probes/ft_inflight.c conformance/probes/ft_probe.c \
-	conformance/probes/sig_stress.c conformance/probes/win_unequal.c conformance/probes/graph_probe.c
+	conformance/probes/sig_stress.c conformance/probes/win_unequal.c conformance/probes/graph_probe.c \
+	conformance/probes/graph_depth.cu
 
 # make check: the suite on ncclsim at 2, 4 and 8 ranks as threads on one
 # node, at 4 ranks on 2 simulated nodes (NCCLSIM_RANKS_PER_NODE=2), at 2 and

@@ -53,8 +53,9 @@ static cudaError_t cluster_launch(cudaStream_t s, int *d) {
   return cudaLaunchKernelEx(&c, shared_kernel, d);
 }
 
-static std::atomic<int> open_gate;
+static std::atomic<int> open_gate, at_gate;
 static void gate(void *) {
+  at_gate = 1;
   while (!open_gate.load()) std::this_thread::sleep_for(std::chrono::microseconds(500));
 }
 static void nothing(void *) {}
@@ -66,7 +67,9 @@ static double now() {
 /* Calls fn(i) until one blocks (or 5000 went in), behind a blocked s. */
 template <class F> static int behind_gate(cudaStream_t s, F fn) {
   open_gate = 0;
+  at_gate = 0;
   cudaLaunchHostFunc(s, gate, nullptr);
+  while (!at_gate.load()) std::this_thread::yield(); /* the stream is blocked from here on */
   std::thread w([] {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     open_gate = 1;

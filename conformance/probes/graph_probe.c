@@ -4,6 +4,8 @@
  * on a GPU and on ncclsim and compare the two outputs line by line.
  *
  *   graph_probe [nccl]     (nccl: also the NCCL lines; needs 2 GPUs)
+ *   graph_probe nccl-depth NGPUS OPS   (only the launches of an NCCL graph
+ *                          of OPS allreduces that a blocked stream takes)
  *
  * Build (real): cc graph_probe.c -I$CUDA/include -I$NCCL/include -L$CUDA/lib64
  *               -L$NCCL/lib -lcudart -lnccl -lpthread -o graph_probe
@@ -14,6 +16,7 @@
  * that went in before the host thread blocked (a launch that returns only
  * after the release is the one that blocked). */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +61,10 @@ static void in_capture(const char *name, int which, enum cudaStreamCaptureMode m
   cudaStream_t s = mk();
   void *p = NULL, *h = NULL;
   static char reg[1 << 16];
+  cudaGraph_t eg = NULL;
+  cudaGraphExec_t ex = NULL;
+  if (which >= 9) cudaGraphCreate(&eg, 0);
+  if (which == 10) cudaGraphInstantiate(&ex, eg, 0);
   if (which == 2) cudaMalloc(&p, 64);
   if (which == 4) cudaMallocHost(&h, 64);
   if (which == 6) cudaHostRegister(reg, sizeof reg, 0);
@@ -72,7 +79,9 @@ static void in_capture(const char *name, int which, enum cudaStreamCaptureMode m
   case 5: e = cudaHostRegister(reg, sizeof reg, 0); break;
   case 6: e = cudaHostUnregister(reg); break;
   case 7: e = cudaMemset(p = NULL, 0, 0); break;
-  default: e = cudaStreamDestroy(s); break;
+  case 8: e = cudaStreamDestroy(s); break;
+  case 9: e = cudaGraphInstantiate(&ex, eg, 0); break;
+  default: e = cudaGraphExecDestroy(ex); ex = NULL; break;
   }
   cudaGetLastError();
   if (which == 8 && e == cudaSuccess) {
@@ -86,6 +95,8 @@ static void in_capture(const char *name, int which, enum cudaStreamCaptureMode m
   if (which == 2) cudaFree(p);
   if (which == 3 || which == 4) cudaFreeHost(h);
   if (which == 5 || which == 6) cudaHostUnregister(reg);
+  if (ex) cudaGraphExecDestroy(ex);
+  if (eg) cudaGraphDestroy(eg);
   cudaStreamDestroy(s);
 }
 
@@ -289,10 +300,19 @@ static void records(void) {
 }
 
 /* ---- the stream's depth and graph launches ---- */
-static _Atomic int open_gate;
+static _Atomic int open_gate, at_gate;
 static void gate(void *arg) {
   (void)arg;
+  atomic_store(&at_gate, 1);
   while (!atomic_load(&open_gate)) usleep(1000);
+}
+
+/* Blocks s behind gate(), returning once gate() runs. */
+static void close_gate(cudaStream_t s) {
+  atomic_store(&open_gate, 0);
+  atomic_store(&at_gate, 0);
+  cudaLaunchHostFunc(s, gate, NULL);
+  while (!atomic_load(&at_gate)) sched_yield();
 }
 static void *watchdog(void *arg) {
   (void)arg;
@@ -319,8 +339,7 @@ static void depth(int n) {
   for (int i = 0; i < n; i++) cudaMemsetAsync(d, i, 64, s);
   cudaStreamEndCapture(s, &g);
   cudaGraphInstantiate(&x, g, 0);
-  atomic_store(&open_gate, 0);
-  cudaLaunchHostFunc(s, gate, NULL);
+  close_gate(s);
   pthread_t w;
   pthread_create(&w, NULL, watchdog, NULL);
   double t0 = now();
@@ -407,9 +426,8 @@ static void nccl_lines(void) {
       printf("nccl: cudaGraphInstantiate of rank %d's graph failed\n", r);
       return;
     }
-  atomic_store(&open_gate, 0);
   cudaSetDevice(0);
-  cudaLaunchHostFunc(s[0], gate, NULL);
+  close_gate(s[0]);
   pthread_t w;
   pthread_create(&w, NULL, watchdog, NULL);
   double t0 = now();
@@ -432,7 +450,95 @@ static void nccl_lines(void) {
   ncclCommAbort(comms[1]);
 }
 
+/* NCCL graph launches behind a blocked stream, by the graph's size: n
+ * GPUs driven by this thread, each rank's graph `ops` allreduces captured
+ * in one group each (after a warm-up), rank 0's stream blocked by a host
+ * function; the launches of every rank's graph that went in before the
+ * host thread blocked. */
+static void nccl_depth(int n, int ops) {
+  int ndev = 0;
+  cudaGetDeviceCount(&ndev);
+  if (n < 1 || n > 8 || ndev < n || ops < 1) {
+    printf("nccl depth: %d GPU(s) asked for, %d here\n", n, ndev);
+    return;
+  }
+  ncclComm_t comms[8];
+  int devs[8];
+  for (int r = 0; r < n; r++) devs[r] = r;
+  if (ncclCommInitAll(comms, n, devs) != ncclSuccess) {
+    printf("nccl depth: ncclCommInitAll failed\n");
+    return;
+  }
+  cudaStream_t s[8];
+  float *d[8];
+  for (int r = 0; r < n; r++) {
+    cudaSetDevice(r);
+    s[r] = mk();
+    cudaMalloc((void **)&d[r], 1024);
+  }
+  ncclResult_t warm, cap;
+  for (int k = 0; k < 2; k++) { /* a warm-up, then the capture */
+    if (k)
+      for (int r = 0; r < n; r++) {
+        cudaSetDevice(r);
+        cudaStreamBeginCapture(s[r], cudaStreamCaptureModeThreadLocal);
+      }
+    ncclResult_t res = ncclSuccess;
+    for (int i = 0; i < ops && res == ncclSuccess; i++) {
+      ncclGroupStart();
+      for (int r = 0; r < n; r++) ncclAllReduce(d[r], d[r], 256, ncclFloat32, ncclSum, comms[r], s[r]);
+      res = ncclGroupEnd();
+    }
+    if (k) cap = res;
+    else warm = res;
+    if (!k)
+      for (int r = 0; r < n; r++) cudaStreamSynchronize(s[r]);
+  }
+  cudaGraph_t g[8] = {NULL};
+  cudaGraphExec_t x[8] = {NULL};
+  int ok = warm == ncclSuccess && cap == ncclSuccess;
+  cudaError_t ends[8], inst[8];
+  for (int r = 0; r < n; r++) ends[r] = cudaStreamEndCapture(s[r], &g[r]);
+  for (int r = 0; r < n; r++) { /* once no capture is left: instantiation may be forbidden in one */
+    inst[r] = g[r] ? cudaGraphInstantiate(&x[r], g[r], 0) : cudaErrorUnknown;
+    ok &= ends[r] == cudaSuccess && inst[r] == cudaSuccess;
+  }
+  if (ok) {
+    cudaSetDevice(0);
+    close_gate(s[0]);
+    pthread_t w;
+    pthread_create(&w, NULL, watchdog, NULL);
+    double t0 = now();
+    int in = 0;
+    for (; in < 5000; in++) {
+      for (int r = 0; r < n; r++) cudaGraphLaunch(x[r], s[r]);
+      if (now() - t0 > 2.5) break;
+    }
+    pthread_join(w, NULL);
+    for (int r = 0; r < n; r++) cudaStreamSynchronize(s[r]);
+    printf("nccl depth: %d GPUs, %d allreduce(s) a graph of %zu node(s), NCCL_GRAPH_MIXING_SUPPORT=%s: %d launches of "
+           "each rank's graph behind a blocked stream%s\n",
+           n, ops, nodes(g[0]), getenv("NCCL_GRAPH_MIXING_SUPPORT") ? getenv("NCCL_GRAPH_MIXING_SUPPORT") : "unset",
+           in, in == 5000 ? " (no block seen)" : "");
+  } else {
+    printf("nccl depth: warm-up %s, capture %s, rank 0's end %s and instantiate %s: no graphs\n",
+           ncclGetErrorString(warm), ncclGetErrorString(cap), cudaGetErrorName(ends[0]), cudaGetErrorName(inst[0]));
+  }
+  for (int r = 0; r < n; r++) {
+    if (x[r]) cudaGraphExecDestroy(x[r]);
+    if (g[r]) cudaGraphDestroy(g[r]);
+    cudaFree(d[r]);
+    cudaStreamDestroy(s[r]);
+  }
+  for (int r = 0; r < n; r++) ncclCommAbort(comms[r]);
+}
+
 int main(int argc, char **argv) {
+  if (argc == 4 && !strcmp(argv[1], "nccl-depth")) { /* graph_probe nccl-depth NGPUS OPS: that line only */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    nccl_depth(atoi(argv[2]), atoi(argv[3]));
+    return 0;
+  }
   /* Each line out as it is made: a crash must not take the lines before it. */
   setvbuf(stdout, NULL, _IOLBF, 0);
   cudaSetDevice(0);
@@ -444,9 +550,11 @@ int main(int argc, char **argv) {
                                 "cudaHostRegister",
                                 "cudaHostUnregister",
                                 "cudaMemset of 0 bytes",
-                                "cudaStreamDestroy of the capturing stream"};
+                                "cudaStreamDestroy of the capturing stream",
+                                "cudaGraphInstantiate of another graph",
+                                "cudaGraphExecDestroy of another graph's"};
   for (int m = 0; m < 3; m += 2)
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < 11; i++) {
       char name[128];
       snprintf(name, sizeof name, "%s in a %s capture", calls[i], m ? "relaxed" : "global");
       in_capture(name, i, (enum cudaStreamCaptureMode)m);
