@@ -358,6 +358,26 @@ static void depth(int n) {
   cudaStreamDestroy(s);
 }
 
+/* Launches of each of n ranks' graphs x (rank r's on s[r]) that go in
+ * while rank 0's stream is blocked behind a host function, one thread
+ * launching rank 0's, then rank 1's... until the host blocks (the other
+ * ranks' operations wait for rank 0's, so every stream fills). */
+static int nccl_launches_behind_gate(cudaGraphExec_t *x, cudaStream_t *s, int n) {
+  cudaSetDevice(0);
+  close_gate(s[0]);
+  pthread_t w;
+  pthread_create(&w, NULL, watchdog, NULL);
+  double t0 = now();
+  int in = 0;
+  for (; in < 5000; in++) {
+    for (int r = 0; r < n; r++) cudaGraphLaunch(x[r], s[r]);
+    if (now() - t0 > 2.5) break;
+  }
+  pthread_join(w, NULL);
+  for (int r = 0; r < n; r++) cudaStreamSynchronize(s[r]);
+  return in;
+}
+
 static void nccl_lines(void) {
   int ndev = 0;
   cudaGetDeviceCount(&ndev);
@@ -417,27 +437,13 @@ static void nccl_lines(void) {
   free(v);
   cudaGraphDebugDotPrint(g[0], "graph_probe_allreduce.dot", cudaGraphDebugDotFlagsVerbose);
   printf("nccl: its DOT file: graph_probe_allreduce.dot\n");
-  /* Depth: rank 0's stream blocked behind a host function; one thread
-   * launches rank 0's graph, then rank 1's, until the host blocks (rank
-   * 1's allreduces wait for rank 0's, so both streams fill). */
   cudaGraphExec_t x[2];
   for (int r = 0; r < 2; r++)
     if (cudaGraphInstantiate(&x[r], g[r], 0) != cudaSuccess) {
       printf("nccl: cudaGraphInstantiate of rank %d's graph failed\n", r);
       return;
     }
-  cudaSetDevice(0);
-  close_gate(s[0]);
-  pthread_t w;
-  pthread_create(&w, NULL, watchdog, NULL);
-  double t0 = now();
-  int in = 0;
-  for (; in < 5000; in++) {
-    for (int r = 0; r < 2; r++) cudaGraphLaunch(x[r], s[r]);
-    if (now() - t0 > 2.5) break;
-  }
-  pthread_join(w, NULL);
-  for (int r = 0; r < 2; r++) cudaStreamSynchronize(s[r]);
+  int in = nccl_launches_behind_gate(x, s, 2);
   printf("nccl: launches of each rank's one-allreduce graph behind a blocked stream: %d%s\n", in,
          in == 5000 ? " (no block seen)" : "");
   for (int r = 0; r < 2; r++) {
@@ -504,18 +510,7 @@ static void nccl_depth(int n, int ops) {
     ok &= ends[r] == cudaSuccess && inst[r] == cudaSuccess;
   }
   if (ok) {
-    cudaSetDevice(0);
-    close_gate(s[0]);
-    pthread_t w;
-    pthread_create(&w, NULL, watchdog, NULL);
-    double t0 = now();
-    int in = 0;
-    for (; in < 5000; in++) {
-      for (int r = 0; r < n; r++) cudaGraphLaunch(x[r], s[r]);
-      if (now() - t0 > 2.5) break;
-    }
-    pthread_join(w, NULL);
-    for (int r = 0; r < n; r++) cudaStreamSynchronize(s[r]);
+    int in = nccl_launches_behind_gate(x, s, n);
     printf("nccl depth: %d GPUs, %d allreduce(s) a graph of %zu node(s), NCCL_GRAPH_MIXING_SUPPORT=%s: %d launches of "
            "each rank's graph behind a blocked stream%s\n",
            n, ops, nodes(g[0]), getenv("NCCL_GRAPH_MIXING_SUPPORT") ? getenv("NCCL_GRAPH_MIXING_SUPPORT") : "unset",
