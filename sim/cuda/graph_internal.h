@@ -92,6 +92,8 @@ struct CUgraph_st *graph_new(void);
 struct CUgraph_st *graph_resolve(cudaGraph_t g, const char *what);
 /* A live node, or NULL with a WARN naming `what`. */
 gnode *node_resolve(cudaGraphNode_t n, const char *what);
+/* A live node of type t, or NULL with a WARN (graph_node.c). */
+gnode *node_typed(cudaGraphNode_t node, enum cudaGraphNodeType t, const char *what);
 /* A new node of g with `p` (taken over: no new reference) after deps:
  * cudaErrorInvalidValue (WARN) for a dependency that is not a node of g,
  * or is named twice; cudaErrorMemoryAllocation. On error p is not taken. */

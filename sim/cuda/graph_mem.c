@@ -378,19 +378,9 @@ SIM_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cuda
   return cudaSuccess;
 }
 
-static gnode *typed(cudaGraphNode_t node, enum cudaGraphNodeType t, const char *what) {
-  gnode *n = node_resolve(node, what);
-  if (n && n->p.type != t) {
-    SIM_WARN(SIM_STREAM, "%s: node %p is a %s node, not a %s node", what, (void *)n, gparams_type_name(n->p.type),
-             gparams_type_name(t));
-    return NULL;
-  }
-  return n;
-}
-
 SIM_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out) {
   static const char what[] = "cudaGraphMemAllocNodeGetParams";
-  gnode *n = typed(node, cudaGraphNodeTypeMemAlloc, what);
+  gnode *n = node_typed(node, cudaGraphNodeTypeMemAlloc, what);
   if (!n) return sim_cuda_error(cudaErrorInvalidValue);
   if (!params_out) {
     SIM_WARN(SIM_STREAM, "%s: params_out is NULL", what);
@@ -402,7 +392,7 @@ SIM_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, stru
 
 SIM_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out) {
   static const char what[] = "cudaGraphMemFreeNodeGetParams";
-  gnode *n = typed(node, cudaGraphNodeTypeMemFree, what);
+  gnode *n = node_typed(node, cudaGraphNodeTypeMemFree, what);
   if (!n) return sim_cuda_error(cudaErrorInvalidValue);
   if (!dptr_out) {
     SIM_WARN(SIM_STREAM, "%s: dptr_out is NULL", what);

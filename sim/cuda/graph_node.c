@@ -298,8 +298,7 @@ SIM_EXPORT cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cu
 
 /* ---- reading and setting a node's parameters ---- */
 
-/* A live node of type t, or NULL with a WARN. */
-static gnode *typed(cudaGraphNode_t node, enum cudaGraphNodeType t, const char *what) {
+gnode *node_typed(cudaGraphNode_t node, enum cudaGraphNodeType t, const char *what) {
   gnode *n = node_resolve(node, what);
   if (n && n->p.type != t) {
     SIM_WARN(SIM_STREAM, "%s: node %p is a %s node, not a %s node", what, (void *)n, gparams_type_name(n->p.type),
@@ -310,7 +309,7 @@ static gnode *typed(cudaGraphNode_t node, enum cudaGraphNodeType t, const char *
 }
 
 SIM_EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams) {
-  gnode *n = typed(node, cudaGraphNodeTypeKernel, "cudaGraphKernelNodeGetParams");
+  gnode *n = node_typed(node, cudaGraphNodeTypeKernel, "cudaGraphKernelNodeGetParams");
   if (!n || !pNodeParams) return sim_cuda_error(cudaErrorInvalidValue);
   *pNodeParams = n->p.u.k.p;
   return cudaSuccess;
@@ -319,7 +318,7 @@ SIM_EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct
 SIM_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
                                                     const struct cudaKernelNodeParams *pNodeParams) {
   static const char what[] = "cudaGraphKernelNodeSetParams";
-  gnode *n = typed(node, cudaGraphNodeTypeKernel, what);
+  gnode *n = node_typed(node, cudaGraphNodeTypeKernel, what);
   if (!n) return sim_cuda_error(cudaErrorInvalidValue);
   gparams p;
   cudaError_t err = gparams_kernel(&p, pNodeParams, what);
@@ -330,7 +329,7 @@ SIM_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
 }
 
 SIM_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams) {
-  gnode *n = typed(node, cudaGraphNodeTypeMemcpy, "cudaGraphMemcpyNodeGetParams");
+  gnode *n = node_typed(node, cudaGraphNodeTypeMemcpy, "cudaGraphMemcpyNodeGetParams");
   if (!n || !pNodeParams) return sim_cuda_error(cudaErrorInvalidValue);
   *pNodeParams = n->p.u.copy;
   return cudaSuccess;
@@ -339,7 +338,7 @@ SIM_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct
 SIM_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node,
                                                     const struct cudaMemcpy3DParms *pNodeParams) {
   static const char what[] = "cudaGraphMemcpyNodeSetParams";
-  gnode *n = typed(node, cudaGraphNodeTypeMemcpy, what);
+  gnode *n = node_typed(node, cudaGraphNodeTypeMemcpy, what);
   if (!n) return sim_cuda_error(cudaErrorInvalidValue);
   cudaError_t err = gparams_check_copy(pNodeParams, what);
   if (err != cudaSuccess) return sim_cuda_error(err);
@@ -354,7 +353,7 @@ SIM_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void
 }
 
 SIM_EXPORT cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams) {
-  gnode *n = typed(node, cudaGraphNodeTypeMemset, "cudaGraphMemsetNodeGetParams");
+  gnode *n = node_typed(node, cudaGraphNodeTypeMemset, "cudaGraphMemsetNodeGetParams");
   if (!n || !pNodeParams) return sim_cuda_error(cudaErrorInvalidValue);
   *pNodeParams = n->p.u.set;
   return cudaSuccess;
@@ -362,7 +361,7 @@ SIM_EXPORT cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct
 
 SIM_EXPORT cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams) {
   static const char what[] = "cudaGraphMemsetNodeSetParams";
-  gnode *n = typed(node, cudaGraphNodeTypeMemset, what);
+  gnode *n = node_typed(node, cudaGraphNodeTypeMemset, what);
   if (!n) return sim_cuda_error(cudaErrorInvalidValue);
   cudaError_t err = gparams_check_set(pNodeParams, what);
   if (err != cudaSuccess) return sim_cuda_error(err);
@@ -371,28 +370,28 @@ SIM_EXPORT cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const 
 }
 
 SIM_EXPORT cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams) {
-  gnode *n = typed(node, cudaGraphNodeTypeHost, "cudaGraphHostNodeGetParams");
+  gnode *n = node_typed(node, cudaGraphNodeTypeHost, "cudaGraphHostNodeGetParams");
   if (!n || !pNodeParams) return sim_cuda_error(cudaErrorInvalidValue);
   *pNodeParams = n->p.u.host;
   return cudaSuccess;
 }
 
 SIM_EXPORT cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams) {
-  gnode *n = typed(node, cudaGraphNodeTypeHost, "cudaGraphHostNodeSetParams");
+  gnode *n = node_typed(node, cudaGraphNodeTypeHost, "cudaGraphHostNodeSetParams");
   if (!n || !pNodeParams || !pNodeParams->fn) return sim_cuda_error(cudaErrorInvalidValue);
   n->p.u.host = *pNodeParams;
   return cudaSuccess;
 }
 
 static cudaError_t get_event(cudaGraphNode_t node, cudaEvent_t *out, enum cudaGraphNodeType t, const char *what) {
-  gnode *n = typed(node, t, what);
+  gnode *n = node_typed(node, t, what);
   if (!n || !out) return sim_cuda_error(cudaErrorInvalidValue);
   *out = n->p.u.event;
   return cudaSuccess;
 }
 
 static cudaError_t set_event(cudaGraphNode_t node, cudaEvent_t e, enum cudaGraphNodeType t, const char *what) {
-  gnode *n = typed(node, t, what);
+  gnode *n = node_typed(node, t, what);
   if (!n) return sim_cuda_error(cudaErrorInvalidValue);
   if (!sim_event_valid(e)) {
     SIM_WARN(SIM_STREAM, "%s: event %p is not a live event", what, (void *)e);
