@@ -1213,10 +1213,12 @@ static void test_exec_update(void **state) {
 typedef struct {
   _Atomic int open;
   hlog *log;
+  _Atomic int at; /* set once gate_wait runs */
 } gate;
 
 static void gate_wait(void *arg) {
   gate *g = arg;
+  atomic_store(&g->at, 1);
   while (!atomic_load(&g->open)) usleep(1000);
   htag t = {g->log, 100};
   log_tag(&t);
@@ -1226,7 +1228,7 @@ static void test_launch_order(void **state) {
   (void)state;
   hlog log;
   log_init(&log);
-  gate gt = {0, &log};
+  gate gt = {0, &log, 0};
   cudaStream_t s1 = stream(), s2 = stream(), s0 = stream();
   cudaGraph_t g;
   htag tag = {&log, 1};
@@ -1294,21 +1296,24 @@ static void test_launch_depth(void **state) {
   cudaGraphExec_t copies = depth_graph(s, d, 10, 0), sets = depth_graph(s, d, 10, 1), hosts = depth_graph(s, d, 3, 2);
   hlog log;
   log_init(&log);
-  gate gt = {0, &log};
-  assert_int_equal(cudaLaunchHostFunc(s, gate_wait, &gt), cudaSuccess); /* holds the stream */
-  assert_int_equal(cudaGraphLaunch(sets, s), cudaSuccess);               /* 10 */
-  assert_int_equal(cudaGraphLaunch(copies, s), cudaSuccess);             /* 11 */
-  assert_int_equal(cudaGraphLaunch(copies, s), cudaSuccess);             /* 12 */
+  gate gt = {0, &log, 0};
+  /* The gate holds the stream, and takes a place while it runs. */
+  assert_int_equal(cudaLaunchHostFunc(s, gate_wait, &gt), cudaSuccess);
+  while (!atomic_load(&gt.at)) usleep(1000);
+  assert_int_equal(cudaGraphLaunch(sets, s), cudaSuccess);   /* 11 */
+  assert_int_equal(cudaGraphLaunch(copies, s), cudaSuccess); /* 12 */
   for (int i = 0; i < 100; i++) assert_int_equal(cudaGraphLaunch(hosts, s), cudaSuccess);
   assert_int_equal(cudaGraphLaunch(copies, s), cudaErrorTimeout); /* the stream is full */
   warned("NCCLSIM_STREAM_DEPTH=12");
   atomic_store(&gt.open, 1);
   assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
-  /* Ten memsets need ten places: with depth 12 and three copies' launches
-   * pending, the launch waits. */
+  /* Ten memsets need ten places: with depth 12, the gate and two copies'
+   * launches pending, the launch waits. */
   atomic_store(&gt.open, 0);
+  atomic_store(&gt.at, 0);
   assert_int_equal(cudaLaunchHostFunc(s, gate_wait, &gt), cudaSuccess);
-  for (int i = 0; i < 3; i++) assert_int_equal(cudaGraphLaunch(copies, s), cudaSuccess);
+  while (!atomic_load(&gt.at)) usleep(1000);
+  for (int i = 0; i < 2; i++) assert_int_equal(cudaGraphLaunch(copies, s), cudaSuccess);
   assert_int_equal(cudaGraphLaunch(sets, s), cudaErrorTimeout);
   atomic_store(&gt.open, 1);
   assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
