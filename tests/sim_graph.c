@@ -639,7 +639,9 @@ static void test_fork_join(void **state) {
   assert_int_equal(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal), cudaSuccess);
   assert_int_equal(cudaStreamWaitEvent(s1, j2, 0), cudaErrorInvalidValue);
   assert_int_equal(status(s1), cudaStreamCaptureStatusInvalidated);
-  assert_int_equal(cudaStreamEndCapture(s1, &g), cudaErrorStreamCaptureInvalidated);
+  cudaGraph_t none;
+  assert_int_equal(cudaStreamEndCapture(s1, &none), cudaErrorStreamCaptureInvalidated);
+  assert_null(none);
   assert_int_equal(cudaEventRecord(j2, s3), cudaSuccess); /* recorded outside: an event again */
   assert_int_equal(cudaEventSynchronize(j2), cudaSuccess);
   cudaGraphExecDestroy(x);
