@@ -213,8 +213,11 @@ __global__ void ginCounters(ncclWindow_t dst, ncclWindow_t src, ncclDevComm dc, 
   int *mysrc = (int *)ncclGetLocalPointer(src, 0);
   for (int r = 0; r < n; r++)
     for (int i = threadIdx.x; i < CHUNK; i += blockDim.x) mysrc[r * CHUNK + i] = devkTag(me, r, i, 6);
-  __syncthreads();
+  /* Every thread reads the counters before any thread puts: a thread
+   * that read them after another's put had been consumed would wait for
+   * one more than ever comes (it hung once, in CI). */
   uint64_t c0 = gin.readCounter(0), c1 = gin.readCounter(1);
+  __syncthreads();
   for (int r = threadIdx.x; r < n; r += blockDim.x) {
     size_t to = (size_t)me * CHUNK * sizeof(int), from = (size_t)r * CHUNK * sizeof(int);
     if (r % 2)
