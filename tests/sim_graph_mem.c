@@ -240,6 +240,19 @@ static void test_use_after_free_node(void **state) {
   warned(expect);
   assert_int_equal(cudaGraphLaunch(x, s), cudaSuccess); /* freed in the graph: relaunches */
   assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  /* Another graph's memset of the memory: adding the node records (it is
+   * accepted though the memory is freed now); launching it is a use. */
+  cudaGraph_t user;
+  cudaGraphNode_t us;
+  cudaGraphExec_t ux;
+  assert_int_equal(cudaGraphCreate(&user, 0), cudaSuccess);
+  assert_int_equal(cudaGraphAddMemsetNode(&us, user, NULL, 0, &mp), cudaSuccess);
+  assert_int_equal(cudaGraphInstantiate(&ux, user, 0), cudaSuccess);
+  assert_int_equal(cudaGraphLaunch(ux, s), cudaErrorInvalidValue);
+  warned("a graph's free node freed");
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  assert_int_equal(cudaGraphExecDestroy(ux), cudaSuccess);
+  assert_int_equal(cudaGraphDestroy(user), cudaSuccess);
   /* Freed in its own graph: not outside it, nor by another graph. */
   cudaGraph_t other;
   cudaGraphNode_t of;

@@ -57,9 +57,9 @@ _Thread_local bool sim_graph_recording;
 
 /* sim_mem_check_range, for a node's parameters: adding or setting a node
  * records, and graph memory need not be allocated then (graph_mem.c); a
- * launch's check ("cudaGraphLaunch ...") is a use. */
+ * launch's check (graph_exec.c, sim_graph_launching) is a use. */
 static bool range_ok(const void *p, size_t bytes, const char *what) {
-  sim_graph_recording = strncmp(what, "cudaGraphLaunch", 15) != 0;
+  sim_graph_recording = !sim_graph_launching;
   bool ok = sim_mem_check_range(p, bytes, what);
   sim_graph_recording = false;
   return ok;
