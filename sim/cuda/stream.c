@@ -178,6 +178,13 @@ static void prefetch_next(sim_stream *s) {
   for (int k = -4; k < 4; k++) __builtin_prefetch((const char *)next + 64 * k, 1, 3);
 }
 
+/* n places of s's depth are free again: wakes the enqueuers waiting for
+ * room (has_room()). */
+static void give_room(sim_stream *s, uint64_t n) {
+  atomic_fetch_add(&s->bounded_completed, n);
+  sim_waitq_wake_sleepers(&s->room_wq);
+}
+
 /* Releases an op that ran and counts it complete. */
 static void retire(sim_stream *s, sim_op *op) {
   uint64_t cost = op->unbounded ? 0 : op->cost ? op->cost : 1; /* read now: op goes at its release */
@@ -195,10 +202,7 @@ static void retire(sim_stream *s, sim_op *op) {
     op->release(op);
     sim_count_add(&s->completed, 1);
   }
-  if (cost) {
-    atomic_fetch_add(&s->bounded_completed, cost); /* read by has_room() */
-    sim_waitq_wake_sleepers(&s->room_wq);
-  }
+  if (cost) give_room(s, cost);
 }
 
 /* Runs the ops in order. An op that ran is retired (released and counted)
@@ -691,8 +695,7 @@ static cudaError_t host_fn_run(sim_op *op, cudaError_t err) {
   if (err != cudaSuccess) return cudaSuccess;
   atomic_fetch_add(&h->s->bounded_enqueued, 1);
   h->fn(h->arg);
-  atomic_fetch_add(&h->s->bounded_completed, 1); /* read by has_room() */
-  sim_waitq_wake_sleepers(&h->s->room_wq);
+  give_room(h->s, 1);
   return cudaSuccess;
 }
 
