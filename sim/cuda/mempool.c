@@ -29,7 +29,6 @@
 
 #define POOL_MAGIC 0x4d504f4cu
 #define GRAIN 256 /* cudaMalloc's alignment: what a block is rounded to */
-#define FREED_BY_CUDAFREE SIM_FREED_BY_CUDAFREE
 
 typedef enum { BLK_USED, BLK_FREEING, BLK_FREE } blk_state;
 
@@ -340,7 +339,7 @@ static cudaError_t freeable(void *p, sim_alloc_info *a, const char *what) {
     return cudaErrorInvalidValue;
   }
   if (a->flags & SIM_MEM_F_FREED) {
-    if (a->freed_on == FREED_BY_CUDAFREE)
+    if (a->freed_on == SIM_FREED_BY_CUDAFREE)
       SIM_WARN(SIM_ALLOC, "%s: %p was freed already, by cudaFree", what, p);
     else
       SIM_WARN(SIM_ALLOC, "%s: %p was freed already, by cudaFreeAsync on stream %p", what, p, a->freed_on);
@@ -421,7 +420,7 @@ cudaError_t sim_mempool_free_now(void *p) {
     b->gen++;
     b->pool->used -= b->size;
     atomic_fetch_add(&releasable, b->cap);
-    sim_mem_edit(p, mark_freed, &(mark_arg){a.serial, FREED_BY_CUDAFREE, false});
+    sim_mem_edit(p, mark_freed, &(mark_arg){a.serial, SIM_FREED_BY_CUDAFREE, false});
     maybe_finish(b->pool);
   }
   pthread_mutex_unlock(&pools_lock);
@@ -442,7 +441,7 @@ void sim_mempool_report_use(const sim_alloc_info *a, const void *p, const char *
     return;
   }
   char freer[96];
-  if (a->freed_on == FREED_BY_CUDAFREE) snprintf(freer, sizeof freer, "cudaFree");
+  if (a->freed_on == SIM_FREED_BY_CUDAFREE) snprintf(freer, sizeof freer, "cudaFree");
   else snprintf(freer, sizeof freer, "cudaFreeAsync on stream %p", a->freed_on);
   SIM_WARN(SIM_ALLOC,
            "%s%s%s: %p lies in the buffer %p (%zu bytes, device %d, from %s), which %s freed before this call; "
